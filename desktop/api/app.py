@@ -1,0 +1,195 @@
+"""The local HTTP API. Handlers are thin: each calls one service method of the core."""
+
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sse_starlette import EventSourceResponse
+
+from desktop.api import models as m
+from desktop.api.security import LocalSecurity
+from desktop.core import audit, settings
+from desktop.core.actors import Actor
+from desktop.core.agents import Agents
+from desktop.core.errors import Conflict, CoxError, Forbidden, Invalid, NotFound
+from desktop.core.events import EventBus
+from desktop.core.ledger import Ledger
+from desktop.core.principals import Principals
+from desktop.store import audit as audit_sql
+from desktop.store import requests as requests_sql
+from desktop.store.db import Store
+
+log = logging.getLogger(__name__)
+OUTPUT_CHUNK = 256 * 1024
+STATUS = {Invalid: 400, Forbidden: 403, NotFound: 404, Conflict: 409}
+
+
+@dataclass(frozen=True)
+class Services:
+    store: Store
+    ledger: Ledger
+    principals: Principals
+    agents: Agents
+    events: EventBus
+    output_path: Callable[[str], Path | None]
+    wall: Callable[[], float]
+
+
+def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, LocalSecurity]:
+    s = services
+    api = FastAPI(title="Coxswain", version="1", docs_url=None, redoc_url=None)
+
+    def actor(request: Request) -> Actor:
+        found: Actor = request.state.actor
+        return found
+
+    def owner(request: Request) -> Actor:
+        who = actor(request)
+        if not who.is_owner:
+            raise Forbidden("only the owner can do this")
+        return who
+
+    @api.exception_handler(CoxError)
+    async def domain_error(_: Request, error: CoxError) -> JSONResponse:
+        status = next((code for kind, code in STATUS.items() if isinstance(error, kind)), 400)
+        return JSONResponse({"error": str(error)}, status_code=status)
+
+    @api.exception_handler(RequestValidationError)
+    async def bad_body(_: Request, error: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"error": describe(error.errors()), "detail": json.loads(json.dumps(
+            error.errors(), default=str))}, status_code=422)
+
+    @api.exception_handler(Exception)
+    async def crash(_: Request, error: Exception) -> JSONResponse:
+        log.exception("internal error")
+        return JSONResponse({"error": "internal error; the daemon log has the details"}, status_code=500)
+
+    @api.get("/api/health")
+    async def health(request: Request) -> dict[str, str]:
+        return {"status": "ok", "you": actor(request).name}
+
+    @api.get("/api/agents")
+    async def list_agents() -> list[m.AgentOut]:
+        return [m.AgentOut.of(a) for a in s.agents.listing()]
+
+    @api.post("/api/agents", status_code=201)
+    async def add_agent(body: m.NewAgent, request: Request) -> m.AgentOut:
+        return m.AgentOut.of(s.agents.add(body.name, body.runtime, body.folder, actor(request)))
+
+    @api.get("/api/people")
+    async def list_people(request: Request) -> list[m.PrincipalOut]:
+        owner(request)
+        return [m.PrincipalOut.of(p) for p in s.principals.listing()]
+
+    @api.post("/api/people", status_code=201)
+    async def add_person(body: m.NewPrincipal, request: Request) -> m.NewToken:
+        token = s.principals.add(body.name, body.kind, actor(request))
+        return m.NewToken(name=body.name, kind=body.kind, token=token)
+
+    @api.post("/api/people/{name}/revoke")
+    async def revoke(name: str, body: m.Empty, request: Request) -> m.Revoked:
+        return m.Revoked(name=name, cancelled=s.principals.revoke(name, actor(request)))
+
+    @api.post("/api/requests", status_code=201)
+    async def create(body: m.NewRequest, request: Request) -> m.RequestOut:
+        return m.RequestOut.of(s.ledger.create(actor(request), body.agent, body.prompt))
+
+    @api.get("/api/requests")
+    async def listing(request: Request, state: str | None = None) -> list[m.RequestOut]:
+        return [m.RequestOut.of(r) for r in s.ledger.listing(actor(request), state)]
+
+    @api.get("/api/requests/{request_id}")
+    async def show(request_id: str, request: Request) -> m.RequestOut:
+        row = s.ledger.visible(request_id, actor(request))
+        return m.RequestOut.of(row, requests_sql.timeline(s.store.conn, row.id))
+
+    @api.post("/api/requests/{request_id}/approve")
+    async def approve(request_id: str, body: m.Empty, request: Request) -> m.RequestOut:
+        return m.RequestOut.of(s.ledger.approve(request_id, actor(request)))
+
+    @api.post("/api/requests/{request_id}/deny")
+    async def deny(request_id: str, body: m.Empty, request: Request) -> m.RequestOut:
+        return m.RequestOut.of(s.ledger.deny(request_id, actor(request)))
+
+    @api.post("/api/requests/{request_id}/cancel")
+    async def cancel(request_id: str, body: m.Empty, request: Request) -> m.RequestOut:
+        return m.RequestOut.of(s.ledger.cancel(request_id, actor(request)))
+
+    @api.post("/api/requests/{request_id}/retry", status_code=201)
+    async def retry(request_id: str, body: m.Empty, request: Request) -> m.RequestOut:
+        return m.RequestOut.of(s.ledger.retry(request_id, actor(request)))
+
+    @api.get("/api/requests/{request_id}/output")
+    async def output(request_id: str, request: Request, offset: int = 0) -> m.Output:
+        row = s.ledger.visible(request_id, actor(request))
+        path = s.output_path(row.id)
+        data = b""
+        if path is not None and path.exists():
+            with open(path, "rb") as f:
+                f.seek(max(0, offset))
+                data = f.read(OUTPUT_CHUNK)
+        return m.Output(text=data.decode("utf-8", "replace"), offset=max(0, offset) + len(data), state=row.state)
+
+    @api.get("/api/settings")
+    async def get_settings() -> dict[str, str]:
+        return settings.effective(s.store)
+
+    @api.post("/api/settings")
+    async def set_setting(body: m.SettingChange, request: Request) -> dict[str, str]:
+        settings.change(s.store, body.key, body.value, actor(request), s.wall())
+        return settings.effective(s.store)
+
+    @api.get("/api/audit")
+    async def audit_log(request: Request, request_id: str | None = None, limit: int = 1000) -> list[m.AuditEntry]:
+        owner(request)
+        ref = s.ledger.resolve(request_id) if request_id else None
+        return [m.AuditEntry(seq=r.seq, at=m.iso(r.at) or "", actor=r.actor, action=r.action,
+                             request_id=r.request_id, reason=r.reason, hash=r.hash)
+                for r in audit_sql.records(s.store.conn, ref, max(1, min(limit, 100_000)))]
+
+    @api.get("/api/audit/verify")
+    async def verify(request: Request) -> m.AuditCheck:
+        owner(request)
+        records = audit_sql.records(s.store.conn)
+        broken = audit.first_broken(records)
+        if broken is None:
+            return m.AuditCheck(intact=True, records=len(records))
+        return m.AuditCheck(intact=False, records=len(records), first_bad=broken[0], problem=broken[1])
+
+    @api.get("/api/events")
+    async def events(request: Request) -> EventSourceResponse:
+        who = actor(request)
+
+        async def stream() -> AsyncIterator[dict[str, str]]:
+            with s.events.subscribe() as queue:
+                yield {"event": "hello", "data": json.dumps({"you": who.name})}
+                while True:
+                    event = await queue.get()
+                    if who.is_owner or event.get("requester") == who.name or event.get("type") == "lagged":
+                        yield {"event": str(event.get("type", "event")), "data": json.dumps(event)}
+
+        return EventSourceResponse(stream(), ping=15)
+
+    security = LocalSecurity(api, s.principals.authenticate, hosts)
+    return api, security
+
+
+def describe(errors: Any) -> str:
+    """One sentence for the first thing wrong with a body."""
+    first = errors[0] if errors else {}
+    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+    if first.get("type") == "json_invalid":
+        return "the body is not valid JSON"
+    if first.get("type") == "extra_forbidden":
+        return f"unknown field '{where}'"
+    if first.get("type") == "missing":
+        return f"'{where}' is missing" if where else "a JSON body is needed"
+    return f"{where or 'body'}: {first.get('msg', 'invalid')}"
+
+

@@ -1,0 +1,140 @@
+"""The API's request and response bodies. Unknown fields are refused, never ignored."""
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from desktop.core.ledger import MAX_PROMPT_CHARS
+from desktop.store.rows import AgentRow, PrincipalRow, RequestRow, TimelineRow
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Empty(Body):
+    pass
+
+
+class NewRequest(Body):
+    agent: str = Field(min_length=1, max_length=64)
+    prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
+
+
+class NewAgent(Body):
+    name: str = Field(min_length=1, max_length=64)
+    runtime: str = Field(min_length=1, max_length=32)
+    folder: str = Field(min_length=1, max_length=4096)
+
+
+class NewPrincipal(Body):
+    name: str = Field(min_length=1, max_length=64)
+    kind: Literal["person", "machine"] = "person"
+
+
+class SettingChange(Body):
+    key: str = Field(min_length=1, max_length=64)
+    value: str = Field(max_length=256)
+
+
+def iso(at: float | None) -> str | None:
+    return None if at is None else datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds")
+
+
+class TimelineEntry(BaseModel):
+    at: str
+    kind: str
+    state: str
+    text: str
+
+    @classmethod
+    def of(cls, row: TimelineRow) -> "TimelineEntry":
+        return cls(at=iso(row.at) or "", kind=row.kind, state=row.state, text=row.text)
+
+
+class RequestOut(BaseModel):
+    id: str
+    state: str
+    agent: str
+    requester: str
+    prompt: str
+    retry_of: str | None
+    references: list[str]
+    session_ref: str | None
+    progress: float | None
+    result: str | None
+    exit_code: int | None
+    cancel_requested: bool
+    created_at: str
+    expires_at: str | None
+    approved_at: str | None
+    started_at: str | None
+    ended_at: str | None
+    timeline: list[TimelineEntry] | None = None
+
+    @classmethod
+    def of(cls, row: RequestRow, timeline: list[TimelineRow] | None = None) -> "RequestOut":
+        return cls(
+            id=row.id, state=row.state, agent=row.agent, requester=row.requester, prompt=row.prompt,
+            retry_of=row.retry_of, references=row.refs, session_ref=row.session_ref, progress=row.progress,
+            result=row.result, exit_code=row.exit_code, cancel_requested=row.cancel_requested,
+            created_at=iso(row.created_at) or "", expires_at=iso(row.expires_at), approved_at=iso(row.approved_at),
+            started_at=iso(row.started_at), ended_at=iso(row.ended_at),
+            timeline=None if timeline is None else [TimelineEntry.of(t) for t in timeline],
+        )
+
+
+class AgentOut(BaseModel):
+    name: str
+    runtime: str
+    folder: str
+
+    @classmethod
+    def of(cls, row: AgentRow) -> "AgentOut":
+        return cls(name=row.name, runtime=row.runtime, folder=row.folder)
+
+
+class PrincipalOut(BaseModel):
+    name: str
+    kind: str
+    created_at: str
+    revoked_at: str | None
+
+    @classmethod
+    def of(cls, row: PrincipalRow) -> "PrincipalOut":
+        return cls(name=row.name, kind=row.kind, created_at=iso(row.created_at) or "", revoked_at=iso(row.revoked_at))
+
+
+class NewToken(BaseModel):
+    name: str
+    kind: str
+    token: str
+
+
+class Revoked(BaseModel):
+    name: str
+    cancelled: list[str]
+
+
+class AuditEntry(BaseModel):
+    seq: int
+    at: str
+    actor: str
+    action: str
+    request_id: str | None
+    reason: str
+    hash: str
+
+
+class AuditCheck(BaseModel):
+    intact: bool
+    records: int
+    first_bad: int | None = None
+    problem: str | None = None
+
+
+class Output(BaseModel):
+    text: str
+    offset: int
+    state: str

@@ -1,0 +1,271 @@
+"""The `cox` command. Everything but `cox daemon` talks to the running daemon over its HTTP API."""
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from desktop.api.client import Client, DaemonError
+from desktop.platform.paths import Home
+
+SHOW_FIELDS = ("id", "state", "agent", "requester", "prompt", "retry_of", "references", "session_ref", "progress",
+               "result", "exit_code", "created_at", "expires_at", "started_at", "ended_at")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    home = Home.resolve(args.home)
+    try:
+        code: int = args.handler(home, args)
+        return code
+    except DaemonError as error:
+        print(f"cox: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cox", description="Coxswain: your team's coding agents, on your laptop.")
+    parser.add_argument("--home", help="keep every file of this installation under HOME (or set COXSWAIN_HOME)")
+    parser.add_argument("--version", action="version", version=f"cox {_version()}")
+    sub = parser.add_subparsers(metavar="COMMAND")
+
+    def command(name: str, handler: Callable[[Home, argparse.Namespace], int], help: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=help)
+        p.set_defaults(handler=handler)
+        return p
+
+    p = command("daemon", _daemon, "run the daemon in the foreground (no tray)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="port (default 7431; 0 picks a free one)")
+
+    agent = sub.add_parser("agent", help="add and list agents").add_subparsers(metavar="ACTION", required=True)
+    p = agent.add_parser("add", help="add an agent")
+    p.add_argument("name")
+    p.add_argument("--runtime", required=True, help="shell (built in), later claude, codex, gemini, copilot")
+    p.add_argument("--folder", required=True, help="the folder the agent works in")
+    p.set_defaults(handler=lambda h, a: _print(_client(h).post("/api/agents", {
+        "name": a.name, "runtime": a.runtime, "folder": os.path.abspath(os.path.expanduser(a.folder))}),
+        lambda r: f"added agent {r['name']} ({r['runtime']}) in {r['folder']}"))
+    agent.add_parser("list", help="list agents").set_defaults(handler=lambda h, a: _print(
+        _client(h).get("/api/agents"), lambda rows: _table(rows, ("name", "runtime", "folder"))))
+
+    person = sub.add_parser("person", help="people who may send requests").add_subparsers(metavar="ACTION",
+                                                                                         required=True)
+    p = person.add_parser("add", help="add a person; prints their token once")
+    p.add_argument("name")
+    p.add_argument("--machine", action="store_true", help="a machine rather than a person")
+    p.set_defaults(handler=_person_add)
+    p = person.add_parser("revoke", help="revoke a person: their token stops working, their waiting requests end")
+    p.add_argument("name")
+    p.set_defaults(handler=lambda h, a: _print(_client(h).post(f"/api/people/{a.name}/revoke", {}), lambda r: (
+        f"revoked {r['name']}" + (f"; cancelled {', '.join(r['cancelled'])}" if r["cancelled"] else ""))))
+    person.add_parser("list", help="list people and machines").set_defaults(handler=lambda h, a: _print(
+        _client(h).get("/api/people"), lambda rows: _table(rows, ("name", "kind", "created_at", "revoked_at"))))
+
+    p = command("request", _request, "send a request to an agent; prints its ID")
+    p.add_argument("--agent", required=True)
+    p.add_argument("prompt", nargs="+")
+
+    p = command("list", _list, "list requests, newest first")
+    p.add_argument("--state", help="only requests in this state")
+    p.add_argument("--json", action="store_true")
+
+    p = command("show", _show, "show one request with its timeline")
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true")
+
+    for verb, help in (("approve", "approve a pending request"), ("deny", "deny a pending request"),
+                       ("cancel", "cancel a request (a running one stops at its next safe point)")):
+        p = command(verb, _action(verb), help)
+        p.add_argument("id")
+    p = command("retry", _retry, "send a request again as a new request; prints the new ID")
+    p.add_argument("id")
+
+    p = command("logs", _logs, "print a request's output")
+    p.add_argument("id")
+    p.add_argument("--follow", "-f", action="store_true", help="keep printing until the request ends")
+
+    settings = sub.add_parser("settings", help="read and change settings").add_subparsers(metavar="ACTION",
+                                                                                        required=True)
+    p = settings.add_parser("get", help="print settings")
+    p.add_argument("key", nargs="?")
+    p.set_defaults(handler=_settings_get)
+    p = settings.add_parser("set", help="change a setting")
+    p.add_argument("key")
+    p.add_argument("value")
+    p.set_defaults(handler=lambda h, a: _print(_client(h).post("/api/settings", {"key": a.key, "value": a.value}),
+                                               lambda r: f"{a.key} = {r[a.key]}"))
+
+    p = command("audit", _audit, "print the audit log, or check it")
+    p.add_argument("check", nargs="?", choices=["verify"], help="verify the hash chain")
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+def _daemon(home: Home, args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+
+    from desktop.daemon import DEFAULT_PORT, run
+    from desktop.platform.instance import AlreadyRunning
+
+    home.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    home.log.parent.mkdir(exist_ok=True)
+    logging.basicConfig(filename=home.log, level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    try:
+        asyncio.run(run(home, args.host, DEFAULT_PORT if args.port is None else args.port))
+    except AlreadyRunning as error:
+        print(f"cox: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"cox: cannot listen on {args.host}:{args.port}: {error.strerror}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _client(home: Home) -> Client:
+    return Client.for_home(home, os.environ.get("COX_TOKEN"))
+
+
+def _print(result: Any, text: Callable[[Any], str]) -> int:
+    print(text(result))
+    return 0
+
+
+def _person_add(home: Home, args: argparse.Namespace) -> int:
+    made = _client(home).post("/api/people", {"name": args.name, "kind": "machine" if args.machine else "person"})
+    print(f"added {made['kind']} {made['name']}. Their token (shown only now; they set COX_TOKEN to it):",
+          file=sys.stderr)
+    print(made["token"])
+    return 0
+
+
+def _request(home: Home, args: argparse.Namespace) -> int:
+    made = _client(home).post("/api/requests", {"agent": args.agent, "prompt": " ".join(args.prompt)})
+    print(made["id"])
+    return 0
+
+
+def _list(home: Home, args: argparse.Namespace) -> int:
+    rows = _client(home).get("/api/requests", params={"state": args.state} if args.state else None)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print(_table([dict(r, prompt=_one_line(r["prompt"], 50)) for r in rows],
+                     ("id", "state", "agent", "requester", "prompt")))
+    return 0
+
+
+def _show(home: Home, args: argparse.Namespace) -> int:
+    row = _client(home).get(f"/api/requests/{args.id}")
+    if args.json:
+        print(json.dumps(row, indent=2))
+        return 0
+    for key in SHOW_FIELDS:
+        value = row.get(key)
+        if value not in (None, [], ""):
+            shown = ", ".join(value) if isinstance(value, list) else value
+            print(f"{key:>12}: {shown}")
+    print("    timeline:")
+    for entry in row["timeline"]:
+        print(f"      {entry['at']}  {entry['state']:<9}  {entry['text']}")
+    return 0
+
+
+def _action(verb: str) -> Callable[[Home, argparse.Namespace], int]:
+    def act(home: Home, args: argparse.Namespace) -> int:
+        row = _client(home).post(f"/api/requests/{args.id}/{verb}", {})
+        note = " (stops at the next safe point)" if verb == "cancel" and row["state"] == "running" else ""
+        print(f"{row['id']} is {row['state']}{note}")
+        return 0
+
+    return act
+
+
+def _retry(home: Home, args: argparse.Namespace) -> int:
+    print(_client(home).post(f"/api/requests/{args.id}/retry", {})["id"])
+    return 0
+
+
+def _logs(home: Home, args: argparse.Namespace) -> int:
+    client, offset = _client(home), 0
+    while True:
+        chunk = client.get(f"/api/requests/{args.id}/output", params={"offset": offset})
+        sys.stdout.write(chunk["text"])
+        sys.stdout.flush()
+        moved = chunk["offset"] != offset
+        offset = chunk["offset"]
+        if not args.follow or (not moved and chunk["state"] in ("done", "failed", "cancelled", "expired")):
+            return 0
+        if not moved:
+            time.sleep(0.3)
+
+
+def _settings_get(home: Home, args: argparse.Namespace) -> int:
+    values = _client(home).get("/api/settings")
+    if args.key:
+        if args.key not in values:
+            raise DaemonError(f"there is no setting '{args.key}'; known settings: {', '.join(sorted(values))}")
+        print(values[args.key])
+    else:
+        for key, value in sorted(values.items()):
+            print(f"{key} = {value}")
+    return 0
+
+
+def _audit(home: Home, args: argparse.Namespace) -> int:
+    client = _client(home)
+    if args.check == "verify":
+        result = client.get("/api/audit/verify")
+        if result["intact"]:
+            print(f"audit log intact: {result['records']} records")
+            return 0
+        print(f"audit log broken at record {result['first_bad']}: {result['problem']}", file=sys.stderr)
+        return 1
+    rows = client.get("/api/audit")
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for r in rows:
+            print(f"{r['seq']:>6}  {r['at']}  {r['actor']:<20} {r['action']:<12} {r['request_id'] or '-':<14} "
+                  f"{_one_line(r['reason'], 60)}")
+    return 0
+
+
+def _table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
+    if not rows:
+        return "(none)"
+    cells = [[str(r.get(c) if r.get(c) is not None else "-") for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("coxswain")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,16 @@
+"""Who is acting: the owner, a person, a machine, an agent session, or the daemon itself."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Actor:
+    name: str
+    kind: str  # owner | person | machine | agent | system
+
+    @property
+    def is_owner(self) -> bool:
+        return self.kind == "owner"
+
+
+SYSTEM = Actor("coxswain", "system")

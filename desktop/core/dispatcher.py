@@ -1,0 +1,44 @@
+"""One sequential queue per agent: at most one running request each, started in approval order; agents run in
+parallel. The queue is the database (approved requests ordered by `queue_seq`), so it survives restarts."""
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from desktop.core.ledger import Ledger
+from desktop.store import requests as sql
+from desktop.store.db import Store
+from desktop.store.rows import RequestRow
+
+log = logging.getLogger(__name__)
+Launcher = Callable[[RequestRow], Coroutine[Any, Any, None]]
+
+
+class Dispatcher:
+    def __init__(self, store: Store, ledger: Ledger, launch: Launcher) -> None:
+        self._store, self._ledger, self._launch = store, ledger, launch
+        self._scheduled = False
+        self._launches: set[asyncio.Task[None]] = set()
+        self.paused = False
+
+    def kick(self) -> None:
+        """Look at the queues soon; many kicks in one loop iteration make one pass."""
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._pass)
+
+    def _pass(self) -> None:
+        self._scheduled = False
+        if self.paused:
+            return
+        for agent, busy in sql.agents_with_work(self._store.conn):
+            if busy:
+                continue
+            waiting = sql.next_in_queue(self._store.conn, agent)
+            if waiting is None:
+                continue
+            running = self._ledger.dispatch(waiting.id)
+            task = asyncio.create_task(self._launch(running), name=f"launch {running.id}")
+            self._launches.add(task)
+            task.add_done_callback(self._launches.discard)

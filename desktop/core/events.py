@@ -1,0 +1,31 @@
+"""In-process publish/subscribe of domain events; the API stream and the GUI bridge subscribe."""
+
+import asyncio
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+Event = dict[str, Any]
+
+
+class EventBus:
+    def __init__(self, queue_size: int = 1000) -> None:
+        self._queues: set[asyncio.Queue[Event]] = set()
+        self._size = queue_size
+
+    def publish(self, event: Event) -> None:
+        for queue in list(self._queues):
+            try:
+                queue.put_nowait(event)
+            except asyncio.QueueFull:  # a stalled reader: tell it, rather than grow without bound
+                queue.get_nowait()
+                queue.put_nowait({"type": "lagged"})
+
+    @contextlib.contextmanager
+    def subscribe(self) -> Iterator["asyncio.Queue[Event]"]:
+        queue: asyncio.Queue[Event] = asyncio.Queue(self._size)
+        self._queues.add(queue)
+        try:
+            yield queue
+        finally:
+            self._queues.discard(queue)

@@ -1,0 +1,215 @@
+"""The request ledger. `_write` is the one function that changes a request: it checks the transition table and
+writes the request, a timeline entry and an audit record in one SQLite transaction."""
+
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from typing import Any
+
+from desktop.core import audit, ids
+from desktop.core.actors import SYSTEM, Actor
+from desktop.core.durations import format_duration
+from desktop.core.errors import Conflict, Forbidden, Invalid, NotFound
+from desktop.core.settings import current
+from desktop.core.states import TERMINAL, Action, State, next_state
+from desktop.store import directory
+from desktop.store import requests as sql
+from desktop.store.db import Store
+from desktop.store.rows import RequestRow
+
+MAX_PROMPT_CHARS = 100_000
+Listener = Callable[[RequestRow, Action], None]
+
+
+class Ledger:
+    def __init__(self, store: Store, wall: Callable[[], float], owner: str = "owner") -> None:
+        self._store, self._wall, self.owner = store, wall, owner
+        self.listeners: list[Listener] = []
+
+    # --- reading -------------------------------------------------------------------------------------------
+
+    def today(self) -> date:
+        return datetime.fromtimestamp(self._wall(), UTC).date()
+
+    def resolve(self, text: str) -> str:
+        return ids.normalize(text, self.today())
+
+    def get(self, request_id: str) -> RequestRow:
+        full = self.resolve(request_id)
+        row = sql.get(self._store.conn, full)
+        if row is None:
+            raise NotFound(f"there is no request {full}")
+        return row
+
+    def visible(self, request_id: str, actor: Actor) -> RequestRow:
+        """The request, if `actor` may see it: the owner sees all, others only their own."""
+        row = self.get(request_id)
+        if not actor.is_owner and row.requester != actor.name:
+            raise Forbidden(f"{row.id} was requested by someone else; you can only see and cancel your own requests")
+        return row
+
+    def listing(self, actor: Actor, state: str | None = None) -> list[RequestRow]:
+        if state is not None and state not in State.__members__.values():
+            raise Invalid(f"'{state[:20]}' is not a state; states are {', '.join(s.value for s in State)}")
+        return sql.listing(self._store.conn, state=state, requester=None if actor.is_owner else actor.name)
+
+    # --- the requester's and the owner's actions ----------------------------------------------------------
+
+    def create(self, actor: Actor, agent: str, prompt: str, retry_of: str | None = None) -> RequestRow:
+        if not prompt.strip():
+            raise Invalid("the prompt is empty; say what the agent should do")
+        if len(prompt) > MAX_PROMPT_CHARS:
+            raise Invalid(f"the prompt is {len(prompt):,} characters; the limit is {MAX_PROMPT_CHARS:,}")
+        if directory.agent(self._store.conn, agent) is None:
+            raise NotFound(f"there is no agent '{agent[:40]}'; `cox agent list` shows the agents")
+        refs = ids.mentions(prompt, self.today())
+        for ref in refs:
+            self.visible(ref, actor)  # unknown or someone else's: an error now, not a silent drop
+        now = self._wall()
+        owners = actor.is_owner
+        fields: dict[str, Any] = {
+            "owner": self.owner, "agent": agent, "requester": actor.name, "prompt": prompt,
+            "created_at": now, "updated_at": now, "refs": refs, "retry_of": retry_of,
+            "state": State.APPROVED if owners else State.PENDING,
+        }
+        if owners:
+            fields["approved_at"] = now
+        else:
+            fields["expires_at"] = now + current(self._store.conn, "approval_ttl")
+        text = f"requested by {actor.name}" + (f" (retry of {retry_of})" if retry_of else "")
+        return self._write(None, Action.CREATE, actor, fields=fields, text=text + (", approved" if owners else ""))
+
+    def approve(self, request_id: str, actor: Actor) -> RequestRow:
+        self._owner_only(actor, "approve requests")
+        return self._write(request_id, Action.APPROVE, actor, text=f"approved by {actor.name}")
+
+    def deny(self, request_id: str, actor: Actor) -> RequestRow:
+        self._owner_only(actor, "deny requests")
+        reason = f"denied by {actor.name}"
+        return self._write(request_id, Action.DENY, actor, fields={"result": reason}, text=reason)
+
+    def cancel(self, request_id: str, actor: Actor) -> RequestRow:
+        row = self.visible(request_id, actor)
+        if row.state == State.RUNNING:
+            if row.cancel_requested:
+                return row
+            return self._write(row.id, Action.CANCEL, actor, fields={"cancel_requested": 1},
+                               text=f"cancel requested by {actor.name}; stops at the next safe point",
+                               kind="cancel_requested")
+        reason = f"cancelled by {actor.name}"
+        return self._write(row.id, Action.CANCEL, actor, fields={"result": reason}, text=reason)
+
+    def retry(self, request_id: str, actor: Actor) -> RequestRow:
+        old = self.visible(request_id, actor)
+        if old.state not in (State.FAILED, State.CANCELLED, State.EXPIRED, State.DONE):
+            raise Conflict(f"{old.id} is {old.state}; only a finished, failed, cancelled or expired request is retried")
+        return self.create(actor, old.agent, old.prompt, retry_of=old.id)
+
+    def revoke_requests_of(self, name: str, actor: Actor) -> list[str]:
+        """Cancel everything of `name` not yet running; what is running finishes."""
+        self._owner_only(actor, "revoke people")
+        waiting = sql.in_states(self._store.conn, (State.PENDING, State.APPROVED), requester=name)
+        for row in waiting:
+            self._write(row.id, Action.REVOKE, actor, fields={"result": "requester revoked"},
+                        text="cancelled: requester revoked")
+        return [row.id for row in waiting]
+
+    # --- the daemon's actions -----------------------------------------------------------------------------
+
+    def expire(self, request_id: str) -> RequestRow:
+        ttl = format_duration(current(self._store.conn, "approval_ttl"))
+        reason = f"expired: not approved in time (approval TTL {ttl})"
+        return self._write(request_id, Action.EXPIRE, SYSTEM, fields={"result": reason}, text=reason)
+
+    def expire_overdue(self) -> list[str]:
+        overdue = sql.overdue_pending(self._store.conn, self._wall())
+        for request_id in overdue:
+            self.expire(request_id)
+        return overdue
+
+    def dispatch(self, request_id: str) -> RequestRow:
+        row = self.get(request_id)
+        return self._write(row.id, Action.DISPATCH, SYSTEM, text=f"started on agent {row.agent}")
+
+    def finish(self, request_id: str, exit_code: int | None, result: str, *, failure: str | None = None) -> RequestRow:
+        """End a running request: cancelled if a cancel was asked for, else done on exit 0, else failed."""
+        row = self.get(request_id)
+        fields: dict[str, Any] = {"exit_code": exit_code, "result": result}
+        if row.cancel_requested:
+            return self._write(row.id, Action.STOP, SYSTEM, fields=fields, text="cancelled at a safe point")
+        if exit_code == 0 and failure is None:
+            return self._write(row.id, Action.SUCCEED, SYSTEM, fields=fields, text="done")
+        why = failure or f"exit code {exit_code}"
+        return self._write(row.id, Action.FAIL, SYSTEM, fields=fields, text=f"failed: {why}")
+
+    def interrupt(self, request_id: str, why: str) -> RequestRow:
+        return self._write(request_id, Action.INTERRUPT, SYSTEM, text=f"interrupted: {why}", kind="interrupted")
+
+    def resume(self, request_id: str, why: str) -> RequestRow:
+        return self._write(request_id, Action.RESUME, SYSTEM, text=f"resumed: {why}", kind="resumed")
+
+    def record_session(self, request_id: str, session_ref: str) -> RequestRow:
+        return self._write(request_id, Action.SESSION, SYSTEM, fields={"session_ref": session_ref},
+                           text=f"session {session_ref}", kind="session")
+
+    def record_progress(self, request_id: str, percent: float) -> RequestRow:
+        return self._write(request_id, Action.PROGRESS, SYSTEM, fields={"progress": percent},
+                           text=f"progress {percent:.0f}%", kind="progress")
+
+    # --- the one writer -----------------------------------------------------------------------------------
+
+    def _write(self, request_id: str | None, action: Action, actor: Actor, *, fields: dict[str, Any] | None = None,
+               text: str, kind: str = "state") -> RequestRow:
+        fields = dict(fields or {})
+        now = self._wall()
+        try:
+            with self._store.transaction() as conn:
+                if action == Action.CREATE:
+                    request_id = self._insert(conn, fields, now)
+                    new_state = State(fields["state"])
+                else:
+                    assert request_id is not None
+                    request_id = self.resolve(request_id)
+                    row = sql.get(conn, request_id)
+                    if row is None:
+                        raise NotFound(f"there is no request {request_id}")
+                    if row.state == State.PENDING and action != Action.EXPIRE and (row.expires_at or now + 1) <= now:
+                        raise _Overdue
+                    new_state = next_state(row.id, State(row.state), action)
+                    fields.update(state=new_state.value, updated_at=now)
+                    if action == Action.APPROVE:
+                        fields.update(approved_at=now, queue_seq=sql.next_queue_seq(conn))
+                    elif action == Action.DISPATCH:
+                        fields["started_at"] = now
+                    elif new_state in TERMINAL:
+                        fields["ended_at"] = now
+                    sql.update(conn, row.id, row.state, fields)
+                sql.add_timeline(conn, request_id, now, kind, new_state.value, text)
+                audit.append(conn, now, actor, action.value, request_id, text)
+        except _Overdue:
+            assert request_id is not None
+            self.expire(request_id)
+            raise Conflict(f"{request_id} expired before it was answered; it cannot be {action.value}d now. "
+                           "The requester can retry it") from None
+        written = sql.get(self._store.conn, request_id)
+        assert written is not None
+        for listener in self.listeners:
+            listener(written, action)
+        return written
+
+    def _insert(self, conn: sqlite3.Connection, fields: dict[str, Any], now: float) -> str:
+        day = datetime.fromtimestamp(now, UTC).date()
+        request_id = ids.format_id(day, sql.next_number(conn, self.owner, day.isoformat()))
+        if fields["state"] == State.APPROVED:
+            fields["queue_seq"] = sql.next_queue_seq(conn)
+        sql.insert(conn, {"id": request_id, **fields})
+        return request_id
+
+    @staticmethod
+    def _owner_only(actor: Actor, what: str) -> None:
+        if not actor.is_owner:
+            raise Forbidden(f"only the owner can {what}")
+
+
+class _Overdue(Exception):
+    """A pending request was touched after its approval deadline: it expires instead."""

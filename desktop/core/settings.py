@@ -1,0 +1,64 @@
+"""The owner's settings: names, defaults and validation. Values are stored as the text the owner typed."""
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from desktop.core import audit
+from desktop.core.actors import Actor
+from desktop.core.durations import parse_duration
+from desktop.core.errors import Forbidden, Invalid, NotFound
+from desktop.store import directory
+from desktop.store.db import Store
+
+
+@dataclass(frozen=True)
+class Setting:
+    default: str
+    parse: Callable[[str], int]
+    help: str
+
+
+def _duration_between(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        seconds = parse_duration(text)
+        if not low <= seconds <= high:
+            raise Invalid(f"'{text}' is out of range ({low}s to {high}s)")
+        return seconds
+
+    return parse
+
+
+SETTINGS: dict[str, Setting] = {
+    "approval_ttl": Setting("24h", _duration_between(1, 30 * 86400), "how long a request waits for approval"),
+    "cancel_grace": Setting("5s", _duration_between(0, 600), "time a cancelled command has to exit before a kill"),
+}
+
+
+def validate(key: str, value: str) -> int:
+    """The parsed value, or an error that names the setting and what is wrong."""
+    if key not in SETTINGS:
+        raise NotFound(f"there is no setting '{key[:40]}'; known settings: {', '.join(sorted(SETTINGS))}")
+    try:
+        return SETTINGS[key].parse(value)
+    except Invalid as error:
+        raise Invalid(f"{key}: {error}") from None
+
+
+def current(conn: sqlite3.Connection, key: str) -> int:
+    """The setting's value in effect (the stored text, or the default), parsed."""
+    return SETTINGS[key].parse(directory.settings(conn).get(key, SETTINGS[key].default))
+
+
+def change(store: Store, key: str, value: str, actor: Actor, at: float) -> None:
+    if not actor.is_owner:
+        raise Forbidden("only the owner can change settings")
+    validate(key, value)
+    with store.transaction() as conn:
+        directory.set_setting(conn, key, value)
+        audit.append(conn, at, actor, "set_setting", None, f"{key} = {value}")
+
+
+def effective(store: Store) -> dict[str, str]:
+    stored = directory.settings(store.conn)
+    return {key: stored.get(key, setting.default) for key, setting in SETTINGS.items()}

@@ -1,0 +1,232 @@
+"""The composition root: builds the store, ledger, scheduler, dispatcher, runtimes and API, and runs them on
+whatever asyncio loop it is given (plain asyncio for `cox daemon`, qasync inside the tray app)."""
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+from collections.abc import Coroutine, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import uvicorn
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.date import DateTrigger
+
+from desktop.api.app import Services, build
+from desktop.core.actors import Actor
+from desktop.core.agents import Agents
+from desktop.core.clock import Clock, GapDetector, SystemClock
+from desktop.core.dispatcher import Dispatcher
+from desktop.core.events import EventBus
+from desktop.core.ledger import Ledger
+from desktop.core.principals import OWNER, Principals
+from desktop.core.states import Action, State
+from desktop.platform.credentials import owner_token
+from desktop.platform.instance import InstanceLock
+from desktop.platform.paths import Home
+from desktop.runtimes.base import Runtime
+from desktop.runtimes.runner import write_json
+from desktop.runtimes.shell import ShellRuntime
+from desktop.store import requests as requests_sql
+from desktop.store.db import Store
+from desktop.store.rows import RequestRow
+from desktop.tasks.runs import RequestRuns
+from desktop.tasks.supervisor import Supervisor
+
+log = logging.getLogger(__name__)
+DEFAULT_PORT = 7431
+GAP_CHECK_SECONDS = 5.0
+
+
+class Daemon:
+    def __init__(self, home: Home, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
+                 clock: Clock | None = None) -> None:
+        self.home, self.host, self.port = home, host, port
+        self.clock = clock or SystemClock()
+        self.runtimes: dict[str, Runtime] = {"shell": ShellRuntime()}
+        self.events = EventBus()
+        self.url = ""
+        self._lock = InstanceLock(home.lock)
+        self._background: set[asyncio.Task[None]] = set()
+        self._suspended_at: float | None = None
+        self._stopped = asyncio.Event()
+
+    async def start(self) -> None:
+        self._lock.acquire()
+        self.home.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        wall = self.clock.wall
+        self.store = Store(self.home.database, self.home.backups)
+        self.ledger = Ledger(self.store, wall)
+        self.principals = Principals(self.store, self.ledger, wall)
+        self.principals.set_owner_token(owner_token(self.home.owner_token))
+        self.agents = Agents(self.store, self.runtimes, wall)
+        self._add_builtin_agent()
+        self.ledger.listeners.append(self._on_change)
+
+        # Overdue approvals expire before anything could run them.
+        self.ledger.expire_overdue()
+        self.runs = RequestRuns(self.store, self.ledger, Supervisor(), self.runtimes, self.home.tasks, wall,
+                                on_finished=lambda: self.dispatcher.kick())
+        self.dispatcher = Dispatcher(self.store, self.ledger, self.runs.launch)
+        down_since = self._last_heartbeat()
+        if down_since is not None:
+            self.runs.interrupt_running(f"the daemon was not running since {_clock_time(down_since)}")
+        await self.runs.reattach("the daemon restarted")
+
+        self.scheduler = AsyncIOScheduler(event_loop=asyncio.get_running_loop(), timezone=UTC)
+        self._gaps = GapDetector(self.clock)
+        self.scheduler.add_job(self._tick, "interval", seconds=GAP_CHECK_SECONDS, id="tick", coalesce=True,
+                               misfire_grace_time=None)
+        for request in requests_sql.in_states(self.store.conn, (State.PENDING,)):
+            self._schedule_expiry(request)
+        self.scheduler.start()
+        self._beat()
+        self.dispatcher.kick()
+        await self._serve()
+
+    async def _serve(self) -> None:
+        services = Services(self.store, self.ledger, self.principals, self.agents, self.events,
+                            self.runs.output_path, self.clock.wall)
+        _, security = build(services)
+        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, self.port))
+        self.port = sock.getsockname()[1]
+        security.allow_port(self.port)
+        config = uvicorn.Config(security, log_level="warning", access_log=False, lifespan="off",
+                                timeout_graceful_shutdown=2)
+        self._server = _EmbeddedServer(config)
+        self._serving = asyncio.create_task(self._server.serve(sockets=[sock]), name="http")
+        while not self._server.started:
+            if self._serving.done():
+                self._serving.result()
+            await asyncio.sleep(0.005)
+        shown_host = f"[{self.host}]" if ":" in self.host else self.host
+        self.url = f"http://{shown_host}:{self.port}"
+        write_json(self.home.daemon_json, {"pid": os.getpid(), "url": self.url, "started_at": self.clock.wall()})
+        log.info("listening on %s", self.url)
+
+    async def stop(self) -> None:
+        """Stop serving and following; commands go on under their runners and are re-attached at the next start."""
+        self._server.should_exit = True
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._serving, 5)
+        self.scheduler.shutdown(wait=False)
+        await self.runs.close()
+        for task in list(self._background):
+            task.cancel()
+        self._beat()
+        with contextlib.suppress(FileNotFoundError):
+            self.home.daemon_json.unlink()
+        self.store.close()
+        self._lock.release()
+        self._stopped.set()
+
+    async def wait_stopped(self) -> None:
+        await self._stopped.wait()
+
+    # --- sleep and wake -----------------------------------------------------------------------------------
+
+    async def suspend(self) -> None:
+        """The machine is about to sleep: start nothing new, note when."""
+        self._suspended_at = self.clock.wall()
+        self.dispatcher.paused = True
+        self._beat()
+
+    async def resume(self) -> None:
+        since = self._suspended_at if self._suspended_at is not None else self.clock.wall()
+        self._suspended_at = None
+        self.dispatcher.paused = False
+        await self._after_gap(since, self.clock.wall())
+
+    async def _after_gap(self, since: float, until: float) -> None:
+        self.runs.interrupt_running(f"the machine slept or its clock jumped ({_clock_time(since)} to "
+                                    f"{_clock_time(until)})")
+        self.ledger.expire_overdue()
+        self.scheduler.wakeup()
+        self._gaps = GapDetector(self.clock)
+        await self.runs.recheck("checked after the gap")
+        self.dispatcher.kick()
+
+    async def _tick(self) -> None:
+        gap = self._gaps.check()
+        self._beat()
+        if gap is not None and self._suspended_at is None:
+            await self._after_gap(gap.started, gap.ended)
+
+    def _beat(self) -> None:
+        with contextlib.suppress(OSError):
+            self.home.heartbeat.write_text(repr(self.clock.wall()))
+
+    def _last_heartbeat(self) -> float | None:
+        try:
+            return float(self.home.heartbeat.read_text())
+        except (OSError, ValueError):
+            return None
+
+    # --- reacting to the ledger ---------------------------------------------------------------------------
+
+    def _on_change(self, request: RequestRow, action: Action) -> None:
+        self.events.publish({"type": "request", "id": request.id, "state": request.state, "action": action.value,
+                             "agent": request.agent, "requester": request.requester,
+                             "progress": request.progress})
+        if request.state == State.PENDING and action == Action.CREATE:
+            self._schedule_expiry(request)
+        elif action in (Action.APPROVE, Action.DENY, Action.CANCEL, Action.REVOKE, Action.EXPIRE):
+            with contextlib.suppress(Exception):
+                self.scheduler.remove_job(f"expire {request.id}")
+        if request.state == State.APPROVED:
+            self.dispatcher.kick()
+        if action == Action.CANCEL and request.state == State.RUNNING:
+            self._spawn(self.runs.cancel(request))
+
+    def _schedule_expiry(self, request: RequestRow) -> None:
+        assert request.expires_at is not None
+        self.scheduler.add_job(self._expire, DateTrigger(datetime.fromtimestamp(request.expires_at, UTC)),
+                               args=[request.id], id=f"expire {request.id}", replace_existing=True,
+                               misfire_grace_time=None)
+
+    def _expire(self, request_id: str) -> None:
+        row = requests_sql.get(self.store.conn, request_id)
+        if row is not None and row.state == State.PENDING:
+            self.ledger.expire_overdue()
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coroutine)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _add_builtin_agent(self) -> None:
+        """A fresh installation gets the built-in shell agent, so it works before anything else is set up."""
+        if not self.agents.listing():
+            self.home.workspace.mkdir(exist_ok=True)
+            self.agents.add("shell", "shell", str(self.home.workspace), Actor(OWNER, "owner"))
+
+
+class _EmbeddedServer(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield  # the daemon owns SIGINT and SIGTERM
+
+
+def _clock_time(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+async def run(home: Home, host: str, port: int) -> None:
+    """`cox daemon`: run until SIGTERM or SIGINT."""
+    import signal
+
+    daemon = Daemon(home, host, port)
+    await daemon.start()
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    print(f"Coxswain daemon listening on {daemon.url} (home {home.root})", flush=True)
+    await stopping.wait()
+    await daemon.stop()
+
+

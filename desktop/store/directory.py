@@ -1,0 +1,56 @@
+"""SQL for who may send requests (principals), the agents, and the owner's settings."""
+
+import json
+import sqlite3
+
+from desktop.store.rows import AgentRow, PrincipalRow
+
+
+def add_principal(conn: sqlite3.Connection, name: str, kind: str, token_hash: str | None, at: float) -> None:
+    conn.execute(
+        "INSERT INTO principals (name, kind, token_hash, created_at) VALUES (?, ?, ?, ?)", (name, kind, token_hash, at)
+    )
+
+
+def principal(conn: sqlite3.Connection, name: str) -> PrincipalRow | None:
+    row = conn.execute("SELECT * FROM principals WHERE name = ?", (name,)).fetchone()
+    return PrincipalRow(**dict(row)) if row else None
+
+
+def principal_by_token_hash(conn: sqlite3.Connection, token_hash: str) -> PrincipalRow | None:
+    row = conn.execute("SELECT * FROM principals WHERE token_hash = ?", (token_hash,)).fetchone()
+    return PrincipalRow(**dict(row)) if row else None
+
+
+def principals(conn: sqlite3.Connection) -> list[PrincipalRow]:
+    return [PrincipalRow(**dict(r)) for r in conn.execute("SELECT * FROM principals ORDER BY created_at")]
+
+
+def revoke_principal(conn: sqlite3.Connection, name: str, at: float) -> None:
+    conn.execute("UPDATE principals SET revoked_at = ?, token_hash = NULL WHERE name = ?", (at, name))
+
+
+def add_agent(conn: sqlite3.Connection, name: str, runtime: str, folder: str, options: dict[str, object],
+              at: float) -> None:
+    conn.execute(
+        "INSERT INTO agents (name, runtime, folder, options, created_at) VALUES (?, ?, ?, ?, ?)",
+        (name, runtime, folder, json.dumps(options), at),
+    )
+
+
+def agent(conn: sqlite3.Connection, name: str) -> AgentRow | None:
+    row = conn.execute("SELECT * FROM agents WHERE name = ?", (name,)).fetchone()
+    return AgentRow.of(row) if row else None
+
+
+def agents(conn: sqlite3.Connection) -> list[AgentRow]:
+    return [AgentRow.of(r) for r in conn.execute("SELECT * FROM agents ORDER BY name")]
+
+
+def settings(conn: sqlite3.Connection) -> dict[str, str]:
+    return {r[0]: r[1] for r in conn.execute("SELECT key, value FROM settings")}
+
+
+def set_setting(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = ?",
+                 (key, value, value))

@@ -1,0 +1,94 @@
+"""Plain records read from the store; the layers above use these, never sqlite3.Row."""
+
+import json
+import sqlite3
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RequestRow:
+    id: str
+    owner: str
+    agent: str
+    requester: str
+    prompt: str
+    state: str
+    created_at: float
+    updated_at: float
+    expires_at: float | None
+    approved_at: float | None
+    queue_seq: int | None
+    started_at: float | None
+    ended_at: float | None
+    retry_of: str | None
+    refs: list[str]
+    session_ref: str | None
+    progress: float | None
+    result: str | None
+    exit_code: int | None
+    cancel_requested: bool
+
+    @classmethod
+    def of(cls, row: sqlite3.Row) -> "RequestRow":
+        values = dict(row)
+        values["refs"] = json.loads(values["refs"])
+        values["cancel_requested"] = bool(values["cancel_requested"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    id: int
+    request_id: str
+    at: float
+    kind: str
+    state: str
+    text: str
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    seq: int
+    at: float
+    actor: str
+    action: str
+    request_id: str | None
+    reason: str
+    prev_hash: str
+    hash: str
+
+
+@dataclass(frozen=True)
+class PrincipalRow:
+    name: str
+    kind: str
+    token_hash: str | None
+    created_at: float
+    revoked_at: float | None
+
+
+@dataclass(frozen=True)
+class AgentRow:
+    name: str
+    runtime: str
+    folder: str
+    options: dict[str, object]
+    created_at: float
+
+    @classmethod
+    def of(cls, row: sqlite3.Row) -> "AgentRow":
+        values = dict(row)
+        values["options"] = json.loads(values["options"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    id: str
+    request_id: str | None
+    kind: str
+    dir: str
+    started_at: float
+    ended_at: float | None
+    exit_code: int | None
+    outcome: str | None

@@ -1,0 +1,89 @@
+"""Versioned schema. Each entry moves the database from version N-1 to N; never edit a released one."""
+
+MIGRATIONS: list[str] = [
+    # 1: the request ledger
+    """
+    CREATE TABLE principals (
+        name        TEXT PRIMARY KEY,
+        kind        TEXT NOT NULL CHECK (kind IN ('owner', 'person', 'machine', 'agent')),
+        token_hash  TEXT UNIQUE,
+        created_at  REAL NOT NULL,
+        revoked_at  REAL
+    );
+    CREATE TABLE agents (
+        name        TEXT PRIMARY KEY,
+        runtime     TEXT NOT NULL,
+        folder      TEXT NOT NULL,
+        options     TEXT NOT NULL DEFAULT '{}',
+        created_at  REAL NOT NULL
+    );
+    CREATE TABLE id_counters (
+        owner TEXT NOT NULL,
+        day   TEXT NOT NULL,
+        last  INTEGER NOT NULL,
+        PRIMARY KEY (owner, day)
+    );
+    CREATE TABLE requests (
+        id                TEXT PRIMARY KEY,
+        owner             TEXT NOT NULL,
+        agent             TEXT NOT NULL REFERENCES agents(name),
+        requester         TEXT NOT NULL REFERENCES principals(name),
+        prompt            TEXT NOT NULL,
+        state             TEXT NOT NULL,
+        created_at        REAL NOT NULL,
+        updated_at        REAL NOT NULL,
+        expires_at        REAL,
+        approved_at       REAL,
+        queue_seq         INTEGER UNIQUE,
+        started_at        REAL,
+        ended_at          REAL,
+        retry_of          TEXT REFERENCES requests(id),
+        refs              TEXT NOT NULL DEFAULT '[]',
+        session_ref       TEXT,
+        progress          REAL,
+        result            TEXT,
+        exit_code         INTEGER,
+        cancel_requested  INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX requests_by_state ON requests(state, agent, queue_seq);
+    CREATE INDEX requests_by_requester ON requests(requester, created_at);
+    CREATE TABLE timeline (
+        id          INTEGER PRIMARY KEY,
+        request_id  TEXT NOT NULL REFERENCES requests(id),
+        at          REAL NOT NULL,
+        kind        TEXT NOT NULL,
+        state       TEXT NOT NULL,
+        text        TEXT NOT NULL
+    );
+    CREATE INDEX timeline_by_request ON timeline(request_id, id);
+    CREATE TABLE audit (
+        seq         INTEGER PRIMARY KEY,
+        at          REAL NOT NULL,
+        actor       TEXT NOT NULL,
+        action      TEXT NOT NULL,
+        request_id  TEXT,
+        reason      TEXT NOT NULL,
+        prev_hash   TEXT NOT NULL,
+        hash        TEXT NOT NULL
+    );
+    CREATE TRIGGER audit_is_append_only_update BEFORE UPDATE ON audit
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+    CREATE TRIGGER audit_is_append_only_delete BEFORE DELETE ON audit
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+    CREATE TABLE settings (
+        key    TEXT PRIMARY KEY,
+        value  TEXT NOT NULL
+    );
+    CREATE TABLE tasks (
+        id          TEXT PRIMARY KEY,
+        request_id  TEXT REFERENCES requests(id),
+        kind        TEXT NOT NULL,
+        dir         TEXT NOT NULL,
+        started_at  REAL NOT NULL,
+        ended_at    REAL,
+        exit_code   INTEGER,
+        outcome     TEXT
+    );
+    CREATE INDEX tasks_by_request ON tasks(request_id);
+    """,
+]

@@ -1,0 +1,135 @@
+"""Starts detached runners, waits for them (also ones started by an earlier daemon), stops them by process group."""
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from desktop.runtimes.runner import write_json
+
+RUNNER = [sys.executable, "-m", "desktop.runtimes.runner"]
+TAIL_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Exit:
+    returncode: int | None  # None: the outcome is unknown
+    error: str | None = None
+
+
+class Supervisor:
+    def __init__(self, runner: list[str] = RUNNER) -> None:
+        self._runner = runner
+        self._children: dict[Path, subprocess.Popen[bytes]] = {}
+
+    def start(self, task_dir: Path, argv: list[str], cwd: str, env: dict[str, str]) -> None:
+        """Launch the command under a runner; returns as soon as the runner process exists."""
+        if (task_dir / "spec.json").exists():
+            raise FileExistsError(f"{task_dir} was started before; a task never starts twice")
+        task_dir.mkdir(parents=True, exist_ok=True)
+        write_json(task_dir / "spec.json", {"argv": argv, "cwd": cwd})
+        self._children[task_dir] = subprocess.Popen(
+            [*self._runner, str(task_dir)], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
+        )
+
+    def runner(self, task_dir: Path) -> psutil.Process | None:
+        """The live runner of `task_dir`, or None. Checked by its command line, so a reused PID never fools it."""
+        child = self._children.get(task_dir)
+        candidates: list[int] = [child.pid] if child else []
+        with contextlib.suppress(OSError, ValueError):
+            candidates.append(int(json.loads((task_dir / "runner.json").read_text())["runner_pid"]))
+        for pid in candidates:
+            with contextlib.suppress(psutil.Error):
+                process = psutil.Process(pid)
+                if str(task_dir) in process.cmdline() and process.status() != psutil.STATUS_ZOMBIE:
+                    return process
+        if child is None:  # started by an earlier daemon that died before the runner said who it is
+            for process in psutil.process_iter(["cmdline"]):
+                if str(task_dir) in (process.info["cmdline"] or []):
+                    return process
+        return None
+
+    async def wait(self, task_dir: Path) -> Exit:
+        """Wait until the runner ends, then read how the command ended."""
+        child = self._children.get(task_dir)
+        process = self.runner(task_dir)
+        if process is not None:
+            await _exited(process.pid)
+        if child is not None:
+            await asyncio.to_thread(child.wait)  # reap our own child; it has exited already
+            del self._children[task_dir]
+        return read_exit(task_dir)
+
+    def signal_group(self, task_dir: Path, signum: int) -> bool:
+        try:
+            pgid = int(json.loads((task_dir / "runner.json").read_text())["pgid"])
+            os.killpg(pgid, signum)
+            return True
+        except (OSError, ValueError, KeyError):
+            return False
+
+    async def stop(self, task_dir: Path, grace: float) -> None:
+        """SIGTERM to the command's process group, SIGKILL after `grace` seconds if it is still there."""
+        self.signal_group(task_dir, signal.SIGTERM)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        while loop.time() < deadline:
+            if (task_dir / "exit.json").exists():
+                return
+            await asyncio.sleep(0.05)
+        self.signal_group(task_dir, signal.SIGKILL)
+
+
+def read_exit(task_dir: Path) -> Exit:
+    try:
+        recorded = json.loads((task_dir / "exit.json").read_text())
+    except (OSError, ValueError):
+        return Exit(None, "interrupted; outcome unknown")
+    return Exit(recorded.get("returncode"), recorded.get("error"))
+
+
+def tail(task_dir: Path, lines: int = 20) -> str:
+    """The last lines the command printed, as text."""
+    path = task_dir / "output"
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, path.stat().st_size - TAIL_BYTES))
+            data = f.read()
+    except OSError:
+        return ""
+    return "\n".join(data.decode("utf-8", "replace").splitlines()[-lines:])
+
+
+async def _exited(pid: int) -> None:
+    """Resolve when process `pid` has ended: a pidfd where the OS has them, polling elsewhere."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        while True:
+            try:
+                if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                    return
+            except psutil.NoSuchProcess:
+                return
+            await asyncio.sleep(0.1)
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+
+    def exited() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    loop.add_reader(fd, exited)
+    try:
+        await done
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
