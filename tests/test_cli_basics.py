@@ -1,0 +1,54 @@
+"""The main loop through the real `cox` command: agent, request, show, logs, approve, retry."""
+
+import json
+import re
+
+from tests.daemon_process import DaemonProcess
+
+
+def test_owner_request_runs_on_builtin_shell_agent(daemon: DaemonProcess) -> None:
+    listed = daemon.cox("agent", "list", check=True).stdout
+    assert re.search(r"^shell\s+shell\s+.*workspace$", listed, re.M)
+    request_id = daemon.cox("request", "--agent", "shell", "echo hello from the shell agent", check=True).stdout.strip()
+    assert re.fullmatch(r"R\d{8}-01", request_id)
+    row = daemon.wait_state(request_id, "done")
+    assert row["result"] == "hello from the shell agent" and row["exit_code"] == 0
+    shown = json.loads(daemon.cox("show", "R-01", "--json", check=True).stdout)
+    assert shown["id"] == request_id and [t["state"] for t in shown["timeline"]] == ["approved", "running", "done"]
+    for key in ("id", "state", "agent", "requester", "prompt", "retry_of", "references", "session_ref", "progress",
+                "result", "timeline"):
+        assert key in shown
+    assert daemon.cox("logs", request_id, check=True).stdout == "hello from the shell agent\n"
+
+
+def test_teammate_request_waits_for_owner_then_runs(daemon: DaemonProcess, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    token = daemon.cox("person", "add", "sarah", check=True).stdout.strip()
+    assert len(token) >= 43
+    request_id = daemon.cox("request", "--agent", "shell", "exit 3", token=token, check=True).stdout.strip()
+    assert daemon.show(request_id)["state"] == "pending"
+    assert "pending" in daemon.cox("list", "--state", "pending", check=True).stdout
+    refused = daemon.cox("approve", request_id, token=token)
+    assert refused.returncode != 0 and "only the owner can approve" in refused.stderr
+    assert daemon.cox("approve", request_id, check=True).stdout.strip() == f"{request_id} is approved"
+    failed = daemon.wait_state(request_id, "failed")
+    assert failed["exit_code"] == 3 and "exit code 3" in failed["timeline"][-1]["text"]
+    retried = daemon.cox("retry", request_id, token=token, check=True).stdout.strip()
+    assert retried != request_id
+    assert daemon.show(retried)["retry_of"] == request_id and daemon.show(retried)["state"] == "pending"
+    mine = json.loads(daemon.cox("list", "--json", token=token, check=True).stdout)
+    assert {r["id"] for r in mine} == {request_id, retried}
+
+
+def test_cli_errors_are_sentences_on_stderr(daemon: DaemonProcess) -> None:
+    for args, words in ((("request", "--agent", "nope", "hi"), "there is no agent 'nope'"),
+                        (("show", "R-42"), "there is no request R"),
+                        (("show", "banana"), "is not a request ID"),
+                        (("settings", "set", "approval_ttl", "soon"), "is not a duration"),
+                        (("settings", "set", "colour", "red"), "there is no setting 'colour'")):
+        done = daemon.cox(*args)
+        assert done.returncode == 1 and words in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_cli_without_daemon_says_so(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    done = DaemonProcess(tmp_path / "nothing").cox("list")
+    assert done.returncode == 1 and "no daemon is running" in done.stderr
