@@ -73,14 +73,17 @@ class DaemonProcess:
 
     # --- HTTP helpers ---------------------------------------------------------------------------------------
 
-    def get(self, path: str, token: str | None = None, **kwargs: Any) -> httpx.Response:
-        return self.http.get(path, headers=self._auth(token), **kwargs)
+    def get(self, path: str, token: str | None = None, headers: dict[str, str] | None = None,
+            **kwargs: Any) -> httpx.Response:
+        return self.http.get(path, headers=self._headers(token, headers), **kwargs)
 
-    def post(self, path: str, body: Any = None, token: str | None = None, **kwargs: Any) -> httpx.Response:
-        return self.http.post(path, json={} if body is None else body, headers=self._auth(token), **kwargs)
+    def post(self, path: str, body: Any = None, token: str | None = None, headers: dict[str, str] | None = None,
+             **kwargs: Any) -> httpx.Response:
+        return self.http.post(path, json={} if body is None else body, headers=self._headers(token, headers),
+                              **kwargs)
 
-    def _auth(self, token: str | None) -> dict[str, str]:
-        return {"Authorization": f"Bearer {token}"} if token else {}
+    def _headers(self, token: str | None, extra: dict[str, str] | None) -> dict[str, str]:
+        return {**({"Authorization": f"Bearer {token}"} if token else {}), **(extra or {})}
 
     def request(self, prompt: str, agent: str = "shell", token: str | None = None) -> dict[str, Any]:
         response = self.post("/api/requests", {"agent": agent, "prompt": prompt}, token)

@@ -1,0 +1,87 @@
+"""The local API refuses what a web page, a stranger or a teammate must not do."""
+
+import sqlite3
+import stat
+
+import httpx
+
+from tests.daemon_process import DaemonProcess
+
+
+def test_binds_loopback_and_keeps_the_owner_credential_private(daemon: DaemonProcess) -> None:
+    assert daemon.url.startswith("http://127.0.0.1:")
+    mode = (daemon.home / "owner.token").stat().st_mode
+    assert stat.S_IMODE(mode) == 0o600
+
+
+def test_every_endpoint_needs_a_valid_token(daemon: DaemonProcess) -> None:
+    bare = httpx.Client(base_url=daemon.url)
+    for path in ("/api/requests", "/openapi.json", "/api/events", "/api/health", "/api/audit/verify"):
+        assert bare.get(path).status_code == 401
+        wrong = bare.get(path, headers={"Authorization": "Bearer " + "x" * 43})
+        assert wrong.status_code == 401 and "valid token" in wrong.json()["error"]
+    assert bare.get("/api/requests", params={"token": daemon.token}).status_code == 401, "never from a URL"
+    assert daemon.get("/openapi.json").json()["info"]["title"] == "Coxswain"
+
+
+def test_host_and_origin_checks(daemon: DaemonProcess) -> None:
+    port = daemon.url.rsplit(":", 1)[1]
+    assert daemon.get("/api/health", headers={"Host": "evil.example:" + port}).status_code == 421
+    assert daemon.get("/api/health", headers={"Host": "localhost:" + port}).status_code == 200
+    for origin in ("http://evil.example", "null", f"http://127.0.0.1.evil.example:{port}"):
+        refused = daemon.post("/api/requests", {"agent": "shell", "prompt": "true"}, headers={"Origin": origin})
+        assert refused.status_code == 403
+    same = daemon.get("/api/health", headers={"Origin": f"http://127.0.0.1:{port}"})
+    assert same.status_code == 200
+    assert not [h for h in same.headers if h.lower().startswith("access-control-")]
+    preflight = daemon.http.options("/api/requests", headers={"Origin": "http://evil.example",
+                                                              "Access-Control-Request-Method": "POST"})
+    assert preflight.status_code == 403 and "access-control-allow-origin" not in preflight.headers
+    assert daemon.get("/api/requests").status_code == 200 and daemon.get("/api/requests").json() == []
+
+
+def test_changes_only_by_post_with_json(daemon: DaemonProcess) -> None:
+    row = daemon.post("/api/requests", {"agent": "shell", "prompt": "sleep 30"}).json()
+    form = daemon.http.post(f"/api/requests/{row['id']}/cancel", data={"a": "b"})
+    assert form.status_code == 415
+    text = daemon.http.post(f"/api/requests/{row['id']}/cancel", content=b"{}", headers={"Content-Type": "text/plain"})
+    assert text.status_code == 415
+    assert daemon.http.get(f"/api/requests/{row['id']}/cancel").status_code in (404, 405)
+    for method in ("PUT", "DELETE", "PATCH"):
+        assert daemon.http.request(method, f"/api/requests/{row['id']}").status_code == 405
+    assert daemon.show(row["id"])["cancel_requested"] is False
+    daemon.post(f"/api/requests/{row['id']}/cancel")
+
+
+def test_a_teammate_sees_and_cancels_only_their_own(daemon: DaemonProcess) -> None:
+    sarah, sam = daemon.add_person("sarah"), daemon.add_person("sam")
+    theirs = daemon.request("true", token=sam)
+    mine = daemon.request("true", token=sarah)
+    assert [r["id"] for r in daemon.get("/api/requests", token=sarah).json()] == [mine["id"]]
+    assert daemon.get(f"/api/requests/{theirs['id']}", token=sarah).status_code == 403
+    assert daemon.get(f"/api/requests/{theirs['id']}/output", token=sarah).status_code == 403
+    assert daemon.post(f"/api/requests/{theirs['id']}/cancel", token=sarah).status_code == 403
+    assert daemon.post(f"/api/requests/{mine['id']}/approve", token=sarah).status_code == 403
+    assert daemon.post(f"/api/requests/{mine['id']}/deny", token=sarah).status_code == 403
+    assert daemon.post("/api/people/sam/revoke", token=sarah).status_code == 403
+    assert daemon.post("/api/people", {"name": "eve"}, token=sarah).status_code == 403
+    assert daemon.post("/api/settings", {"key": "approval_ttl", "value": "1s"}, token=sarah).status_code == 403
+    assert daemon.get("/api/audit", token=sarah).status_code == 403
+    assert daemon.post("/api/agents", {"name": "x", "runtime": "shell", "folder": "/"}, token=sarah).status_code == 403
+    assert daemon.get("/api/settings").json()["approval_ttl"] == "24h"
+    assert daemon.show(theirs["id"])["state"] == "pending"
+    assert daemon.post(f"/api/requests/{mine['id']}/cancel", token=sarah).json()["state"] == "cancelled"
+
+
+def test_tokens_are_stored_as_hashes_and_never_logged(daemon: DaemonProcess) -> None:
+    token = daemon.add_person("sarah")
+    daemon.request("true", token=token)
+    daemon.get("/api/requests", token="wrong-" + token)
+    daemon.stop()
+    for path in daemon.home.rglob("*"):
+        if path.is_file() and path.name != "owner.token":
+            data = path.read_bytes()
+            assert token.encode() not in data and daemon.token.encode() not in data, path
+    with sqlite3.connect(daemon.home / "coxswain.db") as db:
+        hashes = [r[0] for r in db.execute("SELECT token_hash FROM principals WHERE name = 'sarah'")]
+    assert len(hashes[0]) == 64 and hashes[0] != token
