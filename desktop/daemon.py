@@ -77,7 +77,7 @@ class Daemon:
 
         self.scheduler = AsyncIOScheduler(event_loop=asyncio.get_running_loop(), timezone=UTC)
         self._gaps = GapDetector(self.clock)
-        self.scheduler.add_job(self._tick, "interval", seconds=GAP_CHECK_SECONDS, id="tick", coalesce=True,
+        self.scheduler.add_job(self.check_clock, "interval", seconds=GAP_CHECK_SECONDS, id="tick", coalesce=True,
                                misfire_grace_time=None)
         for request in requests_sql.in_states(self.store.conn, (State.PENDING,)):
             self._schedule_expiry(request)
@@ -150,7 +150,8 @@ class Daemon:
         await self.runs.recheck("checked after the gap")
         self.dispatcher.kick()
 
-    async def _tick(self) -> None:
+    async def check_clock(self) -> None:
+        """Every few seconds: keep the heartbeat, and treat a wall-clock gap like a wake from sleep."""
         gap = self._gaps.check()
         self._beat()
         if gap is not None and self._suspended_at is None:

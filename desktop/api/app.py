@@ -101,8 +101,8 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
         return m.RequestOut.of(s.ledger.create(actor(request), body.agent, body.prompt))
 
     @api.get("/api/requests")
-    async def listing(request: Request, state: str | None = None) -> list[m.RequestOut]:
-        return [m.RequestOut.of(r) for r in s.ledger.listing(actor(request), state)]
+    async def listing(request: Request, state: str | None = None, limit: int = 500) -> list[m.RequestOut]:
+        return [m.RequestOut.of(r) for r in s.ledger.listing(actor(request), state, max(1, min(limit, 100_000)))]
 
     @api.get("/api/requests/{request_id}")
     async def show(request_id: str, request: Request) -> m.RequestOut:

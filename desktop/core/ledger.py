@@ -48,10 +48,11 @@ class Ledger:
             raise Forbidden(f"{row.id} was requested by someone else; you can only see and cancel your own requests")
         return row
 
-    def listing(self, actor: Actor, state: str | None = None) -> list[RequestRow]:
+    def listing(self, actor: Actor, state: str | None = None, limit: int = 500) -> list[RequestRow]:
         if state is not None and state not in State.__members__.values():
             raise Invalid(f"'{state[:20]}' is not a state; states are {', '.join(s.value for s in State)}")
-        return sql.listing(self._store.conn, state=state, requester=None if actor.is_owner else actor.name)
+        return sql.listing(self._store.conn, state=state, requester=None if actor.is_owner else actor.name,
+                           limit=limit)
 
     # --- the requester's and the owner's actions ----------------------------------------------------------
 

@@ -1,0 +1,71 @@
+"""Sleep, wake and wall-clock jumps on a real daemon object (real SQLite, real runner) with a clock the test moves."""
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from desktop.daemon import Daemon
+from desktop.platform.paths import Home
+from tests.ledger_fixture import MovableClock
+
+
+@pytest.fixture
+async def live(tmp_path: Path) -> AsyncIterator[tuple[Daemon, MovableClock, httpx.AsyncClient, str]]:
+    clock = MovableClock(start=time.time())
+    daemon = Daemon(Home(tmp_path / "home"), port=0, clock=clock)
+    await daemon.start()
+    owner = (tmp_path / "home" / "owner.token").read_text().strip()
+    client = httpx.AsyncClient(base_url=daemon.url, headers={"Authorization": f"Bearer {owner}"})
+    sarah = (await client.post("/api/people", json={"name": "sarah"})).json()["token"]
+    try:
+        yield daemon, clock, client, sarah
+    finally:
+        await client.aclose()
+        await daemon.stop()
+
+
+async def wait_state(client: httpx.AsyncClient, request_id: str, state: str) -> dict[str, object]:
+    for _ in range(500):
+        row: dict[str, object] = (await client.get(f"/api/requests/{request_id}")).json()
+        if row["state"] == state:
+            return row
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{request_id} never became {state}: {row}")
+
+
+async def test_wake_records_the_gap_expires_first_and_follows_running_work(live) -> None:  # type: ignore[no-untyped-def]
+    daemon, clock, client, sarah = live
+    running = (await client.post("/api/requests", json={"agent": "shell", "prompt": "sleep 1; echo awake"})).json()
+    await wait_state(client, running["id"], "running")
+    waiting = (await client.post("/api/requests", json={"agent": "shell", "prompt": "true"},
+                                 headers={"Authorization": f"Bearer {sarah}"})).json()
+    await daemon.suspend()
+    parked = (await client.post("/api/requests", json={"agent": "shell", "prompt": "true"})).json()
+    clock.advance(25 * 3600, sleeping=True)
+    assert (await client.get(f"/api/requests/{parked['id']}")).json()["state"] == "approved", "nothing starts asleep"
+    await daemon.resume()
+    assert (await client.get(f"/api/requests/{waiting['id']}")).json()["state"] == "expired"
+    done = await wait_state(client, running["id"], "done")
+    texts = [t["text"] for t in done["timeline"]]  # type: ignore[union-attr]
+    assert texts[2].startswith("interrupted: the machine slept or its clock jumped")
+    assert texts[3] == "resumed: checked after the gap; the command is still running"
+    assert texts[4] == "done" and len(texts) == 5, "a gap, never a duplicate"
+    await wait_state(client, parked["id"], "done")
+
+
+async def test_a_wall_clock_jump_is_noticed_without_any_signal(live) -> None:  # type: ignore[no-untyped-def]
+    daemon, clock, client, sarah = live
+    waiting = (await client.post("/api/requests", json={"agent": "shell", "prompt": "true"},
+                                 headers={"Authorization": f"Bearer {sarah}"})).json()
+    clock.advance(3, sleeping=False)
+    await daemon.check_clock()
+    assert (await client.get(f"/api/requests/{waiting['id']}")).json()["state"] == "pending", "no gap, no expiry"
+    clock.advance(24 * 3600 + 60, sleeping=True)
+    await daemon.check_clock()
+    expired = (await client.get(f"/api/requests/{waiting['id']}")).json()
+    assert expired["state"] == "expired"
+    assert (await client.post(f"/api/requests/{waiting['id']}/approve", json={})).status_code == 409
