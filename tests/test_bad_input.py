@@ -38,7 +38,7 @@ def test_bad_ids_settings_and_agents(daemon: DaemonProcess) -> None:
         (daemon.post("/api/settings", {"key": "approval_ttl", "value": "0s"}), 400, "out of range"),
         (daemon.post("/api/settings", {"key": "theme", "value": "dark"}), 404, "there is no setting 'theme'"),
         (daemon.post("/api/agents", {"name": "x", "runtime": "shell", "folder": "relative/path"}), 400, "absolute"),
-        (daemon.post("/api/agents", {"name": "x", "runtime": "shell", "folder": "/no/such/dir"}), 400, "does not exist"),
+        (daemon.post("/api/agents", {"name": "x", "runtime": "shell", "folder": "/no/such"}), 400, "does not exist"),
         (daemon.post("/api/agents", {"name": "x", "runtime": "cobol", "folder": "/tmp"}), 400, "is not a runtime"),
         (daemon.post("/api/agents", {"name": "../x", "runtime": "shell", "folder": "/tmp"}), 400, "not a valid"),
         (daemon.post("/api/agents", {"name": "shell", "runtime": "shell", "folder": "/tmp"}), 409, "already"),

@@ -52,3 +52,42 @@ def test_cli_errors_are_sentences_on_stderr(daemon: DaemonProcess) -> None:
 def test_cli_without_daemon_says_so(tmp_path) -> None:  # type: ignore[no-untyped-def]
     done = DaemonProcess(tmp_path / "nothing").cox("list")
     assert done.returncode == 1 and "no daemon is running" in done.stderr
+
+
+def test_more_commands_through_the_cli(daemon: DaemonProcess) -> None:
+    token = daemon.cox("person", "add", "sam", check=True).stdout.strip()
+    pending = daemon.cox("request", "--agent", "shell", "true", token=token, check=True).stdout.strip()
+    assert daemon.cox("deny", pending, check=True).stdout.strip() == f"{pending} is cancelled"
+    assert daemon.show(pending)["result"] == "denied by owner"
+    slow = daemon.cox("request", "--agent", "shell", "sleep 60", check=True).stdout.strip()
+    daemon.wait_state(slow, "running")
+    said = daemon.cox("cancel", slow, check=True).stdout.strip()
+    assert said == f"{slow} is running (stops at the next safe point)"
+    assert daemon.wait_state(slow, "cancelled")["state"] == "cancelled"
+    counted = daemon.cox("request", "--agent", "shell", "for i in 1 2 3; do echo tick $i; sleep 0.3; done",
+                         check=True).stdout.strip()
+    assert daemon.cox("logs", "--follow", counted, check=True).stdout == "tick 1\ntick 2\ntick 3\n"
+    assert "sam" in daemon.cox("person", "list", check=True).stdout
+    waiting = daemon.cox("request", "--agent", "shell", "true", token=token, check=True).stdout.strip()
+    assert daemon.cox("person", "revoke", "sam", check=True).stdout.strip() == f"revoked sam; cancelled {waiting}"
+    refused = daemon.cox("list", token=token)
+    assert refused.returncode == 1 and "valid token" in refused.stderr and token not in refused.stderr
+    records = json.loads(daemon.cox("audit", "--json", check=True).stdout)
+    assert {"add_person", "create", "deny", "cancel", "stop", "revoke"} <= {r["action"] for r in records}
+    assert all(r["actor"] for r in records) and records[-1]["seq"] == len(records)
+
+
+def test_coxswain_home_variable_and_clean_sigterm(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import subprocess
+    import sys
+
+    daemon = DaemonProcess(tmp_path / "home").start()
+    try:
+        env = {**os.environ, "COXSWAIN_HOME": str(tmp_path / "home")}
+        listed = subprocess.run([sys.executable, "-m", "desktop.cli", "agent", "list"], env=env, capture_output=True,
+                                text=True, timeout=30)
+        assert listed.returncode == 0 and "shell" in listed.stdout
+    finally:
+        assert daemon.stop() == 0
+    assert not (tmp_path / "home" / "daemon.json").exists()

@@ -102,7 +102,7 @@ def test_a_late_approval_expires_instead_and_audit_shows_it(tmp_path: Path) -> N
 
 def test_expire_overdue_takes_only_the_overdue(tmp_path: Path) -> None:
     clock = MovableClock()
-    store, ledger = make_ledger(tmp_path, clock)
+    _, ledger = make_ledger(tmp_path, clock)
     first = ledger.create(SARAH, "api", "true")
     clock.advance(3600)
     second = ledger.create(SARAH, "api", "true")

@@ -42,7 +42,7 @@ def test_one_request_at_a_time_per_agent_agents_in_parallel(daemon: DaemonProces
         for agent in ("alpha", "beta"):
             row = daemon.request(STAMP.format(name=f"{agent}{n}", log=log, secs=0.4), agent, token)
             order.append((agent, row["id"]))
-    for agent, request_id in reversed(order):  # approval order is the queue order, not creation order
+    for _, request_id in reversed(order):  # approval order is the queue order, not creation order
         assert daemon.post(f"/api/requests/{request_id}/approve").status_code == 200
     for _, request_id in order:
         daemon.wait_state(request_id, "done", timeout=30)

@@ -1,6 +1,7 @@
 """The request ledger. `_write` is the one function that changes a request: it checks the transition table and
 writes the request, a timeline entry and an audit record in one SQLite transaction."""
 
+import logging
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, date, datetime
@@ -17,6 +18,7 @@ from desktop.store import requests as sql
 from desktop.store.db import Store
 from desktop.store.rows import RequestRow
 
+log = logging.getLogger(__name__)
 MAX_PROMPT_CHARS = 100_000
 Listener = Callable[[RequestRow, Action], None]
 
@@ -195,7 +197,10 @@ class Ledger:
         written = sql.get(self._store.conn, request_id)
         assert written is not None
         for listener in self.listeners:
-            listener(written, action)
+            try:
+                listener(written, action)
+            except Exception:  # the change is committed; a listener's trouble must not undo the answer
+                log.exception("listener failed on %s %s", written.id, action.value)
         return written
 
     def _insert(self, conn: sqlite3.Connection, fields: dict[str, Any], now: float) -> str:
