@@ -3,6 +3,7 @@ whatever asyncio loop it is given (plain asyncio for `cox daemon`, qasync inside
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import socket
@@ -28,7 +29,7 @@ from desktop.platform.credentials import owner_token
 from desktop.platform.instance import InstanceLock
 from desktop.platform.paths import Home
 from desktop.runtimes.base import Runtime
-from desktop.runtimes.runner import write_json
+from desktop.runtimes.runner import write_atomically
 from desktop.runtimes.shell import ShellRuntime
 from desktop.store import requests as requests_sql
 from desktop.store.db import Store
@@ -108,7 +109,8 @@ class Daemon:
             await asyncio.sleep(0.005)
         shown_host = f"[{self.host}]" if ":" in self.host else self.host
         self.url = f"http://{shown_host}:{self.port}"
-        write_json(self.home.daemon_json, {"pid": os.getpid(), "url": self.url, "started_at": self.clock.wall()})
+        write_atomically(str(self.home.daemon_json),
+                         json.dumps({"pid": os.getpid(), "url": self.url, "started_at": self.clock.wall()}))
         log.info("listening on %s", self.url)
 
     async def stop(self) -> None:

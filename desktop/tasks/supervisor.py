@@ -12,9 +12,10 @@ from pathlib import Path
 
 import psutil
 
-from desktop.runtimes.runner import write_json
+from desktop.runtimes import runner as runner_module
 
-RUNNER = [sys.executable, "-m", "desktop.runtimes.runner"]
+# The runner needs only the standard library: -S -I skips site processing, which is most of Python's start-up.
+RUNNER = [sys.executable, "-S", "-I", runner_module.__file__]
 TAIL_BYTES = 64 * 1024
 
 
@@ -34,10 +35,10 @@ class Supervisor:
         if (task_dir / "spec.json").exists():
             raise FileExistsError(f"{task_dir} was started before; a task never starts twice")
         task_dir.mkdir(parents=True, exist_ok=True)
-        write_json(task_dir / "spec.json", {"argv": argv, "cwd": cwd})
+        (task_dir / "spec.json").write_text(json.dumps({"argv": argv, "cwd": cwd}))  # a record for people
         self._children[task_dir] = subprocess.Popen(
-            [*self._runner, str(task_dir)], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
+            [*self._runner, str(task_dir), *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
         )
 
     def runner(self, task_dir: Path) -> psutil.Process | None:
