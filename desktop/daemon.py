@@ -28,7 +28,8 @@ from desktop.core.states import Action, State
 from desktop.platform.credentials import owner_token
 from desktop.platform.instance import InstanceLock
 from desktop.platform.paths import Home
-from desktop.runtimes.base import Runtime
+from desktop.runtimes.base import Event, Runtime
+from desktop.runtimes.claude import ClaudeRuntime
 from desktop.runtimes.runner import write_atomically
 from desktop.runtimes.shell import ShellRuntime
 from desktop.store import requests as requests_sql
@@ -47,7 +48,7 @@ class Daemon:
                  clock: Clock | None = None) -> None:
         self.home, self.host, self.port = home, host, port
         self.clock = clock or SystemClock()
-        self.runtimes: dict[str, Runtime] = {"shell": ShellRuntime()}
+        self.runtimes: dict[str, Runtime] = {"shell": ShellRuntime(), "claude": ClaudeRuntime()}
         self.events = EventBus()
         self.url = ""
         self._lock = InstanceLock(home.lock)
@@ -70,7 +71,7 @@ class Daemon:
         # Overdue approvals expire before anything could run them.
         self.ledger.expire_overdue()
         self.runs = RequestRuns(self.store, self.ledger, Supervisor(), self.runtimes, self.home.tasks, wall,
-                                on_finished=lambda: self.dispatcher.kick())
+                                on_finished=lambda: self.dispatcher.kick(), on_event=self._on_runtime_event)
         self.dispatcher = Dispatcher(self.store, self.ledger, self.runs.launch)
         down_since = self._last_heartbeat()
         if down_since is not None:
@@ -187,6 +188,11 @@ class Daemon:
             self.dispatcher.kick()
         if action == Action.CANCEL and request.state == State.RUNNING:
             self._spawn(self.runs.cancel(request))
+
+    def _on_runtime_event(self, request_id: str, event: Event) -> None:
+        row = requests_sql.get(self.store.conn, request_id)
+        self.events.publish({"type": "runtime", "id": request_id, "kind": event.kind, "text": event.text[:2000],
+                             "value": event.value, "requester": row.requester if row else None})
 
     def _schedule_expiry(self, request: RequestRow, at: float | None = None) -> None:
         assert request.expires_at is not None

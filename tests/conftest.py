@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from tests.daemon_process import DaemonProcess
+from tests.fake_model.server import FakeModelServer
 
 
 @pytest.fixture
@@ -30,3 +31,34 @@ def make_daemon(tmp_path: Path) -> Iterator["type[DaemonProcess]"]:
     for process in started:
         process.stop()
         process.kill_runners()
+
+
+AGENT_CLIS = Path(__file__).resolve().parent.parent / ".cache" / "agent-clis" / "node_modules" / ".bin"
+
+
+@pytest.fixture
+def fake_model(tmp_path: Path) -> Iterator[FakeModelServer]:
+    import threading
+
+    server = FakeModelServer(tmp_path / "model-requests.jsonl")
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def agent_env(tmp_path: Path, fake_model: FakeModelServer) -> dict[str, str]:
+    """The environment a daemon needs to drive the real agent CLIs against the fake model, offline."""
+    import os
+
+    folder = os.environ.get("COXSWAIN_AGENT_CLIS", str(AGENT_CLIS))
+    assert Path(folder, "claude").exists(), f"the agent CLIs are not installed in {folder}; run .ci/run"
+    url = f"http://127.0.0.1:{fake_model.port}"
+    return {
+        "PATH": f"{folder}:{os.environ['PATH']}",
+        "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "fake-key",
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config"),
+        "NO_PROXY": "127.0.0.1,localhost", "HTTPS_PROXY": "", "HTTP_PROXY": "",
+    }

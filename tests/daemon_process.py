@@ -22,6 +22,7 @@ class DaemonProcess:
         self.url = ""
 
     def start(self, timeout: float = 15.0, env: dict[str, str] | None = None) -> "DaemonProcess":
+        self.env = env or {}
         (self.home / "daemon.json").unlink(missing_ok=True)
         self.home.mkdir(parents=True, exist_ok=True)
         self.log = open(self.home / "daemon.out", "ab")  # noqa: SIM115 - closed in stop()

@@ -1,23 +1,77 @@
-"""The one small interface every agent runtime adapter implements."""
+"""The one small interface every agent runtime adapter implements, and the events adapters report."""
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Literal, Protocol
 
 from desktop.store.rows import AgentRow, RequestRow
+
+CancelMode = Literal["now", "hook", "after_tool"]
 
 
 @dataclass(frozen=True)
 class Launch:
-    """What to run for a request: the command line and the environment it adds."""
+    """What to run: the command line, the environment it adds, and the session reference if known up front."""
 
     argv: list[str]
     env: dict[str, str]
+    session_ref: str | None = None
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing a runtime reported. kind: session | turn_started | tool_started | tool_finished | text | progress |
+    question | result | error | usage."""
+
+    kind: str
+    text: str = ""
+    value: float | None = None
+    is_error: bool = False
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+class Parser(Protocol):
+    def feed(self, line: str) -> list[Event]: ...
 
 
 class Runtime(Protocol):
     name: str
+    cancel_mode: CancelMode
+    resumable: bool  # an interrupted turn continues its session; otherwise the exit code is the outcome
 
-    def launch(self, request: RequestRow, agent: AgentRow, references: Path | None) -> Launch:
-        """The command for `request`; `references` is a JSON file of the requests its prompt mentions."""
+    def missing(self, env: dict[str, str]) -> str | None:
+        """What stops this runtime from working here ("not installed", "no API key"), or None."""
         ...
+
+    def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
+               env: dict[str, str]) -> Launch:
+        ...
+
+    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str]) -> Launch | None:
+        """The command that continues `request.session_ref`, or None if this runtime cannot resume."""
+        ...
+
+    def parser(self) -> Parser: ...
+
+
+def context_block(references: list[dict[str, Any]]) -> str:
+    """Referenced requests as a block at the start of an agent's prompt."""
+    if not references:
+        return ""
+    lines = ["Context: this request mentions earlier requests. Their prompt, state and result:"]
+    for ref in references:
+        lines.append(f"--- {ref['id']} ({ref['state']})\nPrompt: {ref['prompt']}\nResult: {ref['result'] or '(none)'}")
+    return "\n".join(lines) + "\n--- end of context\n\n"
+
+
+def json_line(line: str) -> dict[str, Any] | None:
+    """A JSON object from one output line, or None for anything else (CLIs print the odd warning)."""
+    line = line.strip()
+    if not line.startswith("{"):
+        return None
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

@@ -1,18 +1,20 @@
-"""Runs approved requests: starts the agent's command under a runner, follows it to its end (also across a daemon
-restart) and writes the outcome to the ledger. A request's command never starts a second time."""
+"""Runs approved requests: starts the agent's command under a runner, follows its output and its end (also across a
+daemon restart), and writes the outcome to the ledger. A request's work never starts a second time from scratch:
+when an agent CLI dies mid-turn, the same session is resumed under the same request."""
 
 import asyncio
-import json
 import logging
 import os
 import signal
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from desktop.core.ledger import Ledger
 from desktop.core.settings import current
 from desktop.core.states import State
-from desktop.runtimes.base import Runtime
+from desktop.runtimes.base import Event, Launch, Parser, Runtime
 from desktop.store import directory
 from desktop.store import requests as requests_sql
 from desktop.store import tasks as tasks_sql
@@ -21,66 +23,107 @@ from desktop.store.rows import RequestRow
 from desktop.tasks.supervisor import Exit, Supervisor, tail
 
 log = logging.getLogger(__name__)
+MAX_RESUMES = 3
+TAIL_SECONDS = 0.05
+
+
+@dataclass
+class _Run:
+    request_id: str
+    task_id: str
+    task_dir: Path
+    runtime: Runtime
+    parser: Parser
+    offset: int = 0
+    partial: bytes = b""
+    result: Event | None = None
+    errors: list[str] = field(default_factory=list)
+    fatal: str | None = None  # an error that retrying will not mend: the run is stopped and the request fails
 
 
 class RequestRuns:
     def __init__(self, store: Store, ledger: Ledger, supervisor: Supervisor, runtimes: dict[str, Runtime],
-                 tasks_dir: Path, wall: Callable[[], float], on_finished: Callable[[], None]) -> None:
+                 tasks_dir: Path, wall: Callable[[], float], on_finished: Callable[[], None],
+                 on_event: Callable[[str, Event], None] = lambda request_id, event: None,
+                 environment: Callable[[], dict[str, str]] = lambda: dict(os.environ)) -> None:
         self._store, self._ledger, self._supervisor = store, ledger, supervisor
         self._runtimes, self._tasks_dir, self._wall = runtimes, tasks_dir, wall
-        self._on_finished = on_finished
+        self._on_finished, self._on_event, self._environment = on_finished, on_event, environment
         self._watchers: dict[str, asyncio.Task[None]] = {}
-        self._stops: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[None]] = set()
+
+    # --- starting -----------------------------------------------------------------------------------------
 
     async def launch(self, request: RequestRow) -> None:
         """The dispatcher's launcher: `request` is already `running` in the ledger."""
+        self._start(request, resuming=False)
+
+    def _start(self, request: RequestRow, resuming: bool) -> None:
         agent = directory.agent(self._store.conn, request.agent)
         runtime = self._runtimes.get(agent.runtime) if agent else None
         if agent is None or runtime is None:
-            self._ledger.finish(request.id, None, "", failure=f"agent {request.agent} has no usable runtime")
-            self._on_finished()
-            return
+            return self._fail(request.id, f"agent {request.agent} has no usable runtime")
+        env = {**self._environment(), **{k: str(v) for k, v in dict(agent.options.get("env") or {}).items()}}
+        missing = runtime.missing(env)
+        if missing:
+            return self._fail(request.id, f"{runtime.name}: {missing}")
         attempt = len(tasks_sql.for_request(self._store.conn, request.id)) + 1
         task_id = f"{request.id}.{attempt}"
         task_dir = self._tasks_dir / task_id
         task_dir.mkdir(parents=True)
-        references = self._write_references(request, task_dir)
-        launch = runtime.launch(request, agent, references)
+        launch: Launch | None
+        if resuming:
+            launch = runtime.resume(request, agent, task_dir, env)
+            if launch is None:
+                return self._fail(request.id, f"{runtime.name} cannot resume this request (no session)")
+        else:
+            launch = runtime.launch(request, agent, self._references(request), task_dir, env)
+        if launch.session_ref and launch.session_ref != request.session_ref:
+            self._ledger.record_session(request.id, launch.session_ref)
         with self._store.transaction() as conn:
             tasks_sql.add(conn, task_id, request.id, "request", str(task_dir), self._wall())
+        run = _Run(request.id, task_id, task_dir, runtime, runtime.parser())
         try:
-            self._supervisor.start(task_dir, launch.argv, agent.folder, {**os.environ, **launch.env})
+            self._supervisor.start(task_dir, launch.argv, agent.folder, {**env, **launch.env})
         except OSError as error:
-            self._end(request.id, task_id, task_dir, Exit(None, f"could not start the runner: {error}"))
-            return
-        self._follow(request.id, task_id, task_dir)
+            self._end(run, Exit(None, f"could not start {launch.argv[0]}: {error.strerror or error}"))
+            return None
+        self._follow(run)
+        return None
+
+    # --- cancel, restart, sleep ---------------------------------------------------------------------------
 
     async def cancel(self, request: RequestRow) -> None:
-        """For the shell agent the safe point is now: stop the command's process group."""
+        """Stop at the runtime's next safe point. The shell agent's safe point is now."""
         task = self._current_task(request.id)
-        if task is not None:
-            await self._supervisor.stop(Path(task.dir), current(self._store.conn, "cancel_grace"))
+        if task is None:
+            return
+        runtime = self._runtime_of(request)
+        if runtime is not None and runtime.cancel_mode in ("hook", "after_tool"):
+            self._cancel_flag(request.id).touch()  # read by Claude's hook; harmless for the others
+            return
+        await self._supervisor.stop(Path(task.dir), current(self._store.conn, "cancel_grace"))
 
     async def reattach(self, why: str) -> None:
-        """Take up every running request nobody is following: follow it if its runner lives, finish it if its
-        command ended, fail it if the runner is gone without a word. Never start it again."""
+        """Take up every running request nobody follows: follow it if its runner lives, finish (or resume) it if
+        its command ended. A shell command is never started again."""
         for request in requests_sql.in_states(self._store.conn, (State.RUNNING,)):
             if request.id in self._watchers:
                 continue
             task = self._current_task(request.id)
-            if task is None:
-                self._ledger.finish(request.id, None, "", failure="interrupted; outcome unknown")
+            runtime = self._runtime_of(request)
+            if task is None or runtime is None:
+                self._fail(request.id, "interrupted; outcome unknown")
                 continue
-            task_dir = Path(task.dir)
-            if self._supervisor.runner(task_dir) is None:
-                self._end(request.id, task.id, task_dir, await self._supervisor.wait(task_dir))
+            run = _Run(request.id, task.id, Path(task.dir), runtime, runtime.parser())
+            if self._supervisor.runner(run.task_dir) is None:
+                self._drain(run)
+                self._end(run, await self._supervisor.wait(run.task_dir))
                 continue
             self._ledger.resume(request.id, f"{why}; the command was still running, following it again")
-            self._follow(request.id, task.id, task_dir)
+            self._follow(run)
             if request.cancel_requested:
-                stop = asyncio.create_task(self.cancel(request))
-                self._stops.add(stop)
-                stop.add_done_callback(self._stops.discard)
+                self._spawn(self.cancel(request))
 
     async def recheck(self, why: str) -> None:
         """After sleep or a clock jump: close the gap in the timeline of each request whose command still runs,
@@ -101,41 +144,142 @@ class RequestRuns:
 
     async def close(self) -> None:
         """Stop following (the commands go on under their runners)."""
-        for watcher in list(self._watchers.values()):
-            watcher.cancel()
-        await asyncio.gather(*self._watchers.values(), return_exceptions=True)
+        pending = [*self._watchers.values(), *self._background]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
-    def _follow(self, request_id: str, task_id: str, task_dir: Path) -> None:
+    # --- following ----------------------------------------------------------------------------------------
+
+    def _follow(self, run: _Run) -> None:
         async def follow() -> None:
-            outcome = await self._supervisor.wait(task_dir)
-            self._watchers.pop(request_id, None)
-            self._end(request_id, task_id, task_dir, outcome)
+            waiter = asyncio.ensure_future(self._supervisor.wait(run.task_dir))
+            try:
+                while not waiter.done():
+                    self._drain(run)
+                    await asyncio.wait({waiter}, timeout=TAIL_SECONDS)
+            finally:
+                if not waiter.done():
+                    waiter.cancel()
+            self._drain(run)
+            self._watchers.pop(run.request_id, None)
+            self._end(run, waiter.result())
 
-        self._watchers[request_id] = asyncio.create_task(follow(), name=f"follow {request_id}")
+        self._watchers[run.request_id] = asyncio.create_task(follow(), name=f"follow {run.request_id}")
 
-    def _end(self, request_id: str, task_id: str, task_dir: Path, outcome: Exit) -> None:
+    def _drain(self, run: _Run) -> None:
+        """Feed the lines the command wrote since last time to the runtime's parser."""
+        path = run.task_dir / "output"
+        try:
+            if path.stat().st_size <= run.offset:
+                return
+            with open(path, "rb") as f:
+                f.seek(run.offset)
+                data = f.read()
+        except OSError:
+            return
+        run.offset += len(data)
+        *lines, run.partial = (run.partial + data).split(b"\n")
+        for line in lines:
+            for event in run.parser.feed(line.decode("utf-8", "replace")):
+                self._apply(run, event)
+
+    def _apply(self, run: _Run, event: Event) -> None:
+        row = requests_sql.get(self._store.conn, run.request_id)
+        if row is None or row.state != State.RUNNING:
+            return
+        if event.kind == "session" and event.text and event.text != row.session_ref:
+            self._ledger.record_session(row.id, event.text)
+        elif event.kind == "progress" and event.value is not None and event.value != row.progress:
+            self._ledger.record_progress(row.id, event.value)
+        elif event.kind == "result":
+            run.result = event
+        elif event.kind == "error":
+            run.errors.append(event.text)
+            if event.data.get("fatal") and run.fatal is None:
+                run.fatal = event.text
+                self._supervisor.signal_group(run.task_dir, signal.SIGTERM)
+        elif event.kind == "tool_finished" and row.cancel_requested and run.runtime.cancel_mode == "after_tool":
+            self._supervisor.signal_group(run.task_dir, signal.SIGINT)  # the safe point: between two tool calls
+        self._on_event(row.id, event)
+
+    # --- ending -------------------------------------------------------------------------------------------
+
+    def _end(self, run: _Run, outcome: Exit) -> None:
         code = outcome.returncode
         with self._store.transaction() as conn:
-            tasks_sql.finish(conn, task_id, self._wall(), code, "unknown" if code is None else
-                             "completed" if code == 0 else "failed")
-        failure = outcome.error
-        if failure is None and code is not None and code < 0:
-            failure = f"killed by {signal.Signals(-code).name}"
-        self._ledger.finish(request_id, code, tail(task_dir), failure=failure)
+            tasks_sql.finish(conn, run.task_id, self._wall(), code,
+                             "unknown" if code is None else "completed" if code == 0 else "failed")
+        row = requests_sql.get(self._store.conn, run.request_id)
+        if row is None or row.state != State.RUNNING:
+            return
+        why = outcome.error or (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 else None)
+        if row.cancel_requested:
+            self._ledger.finish(row.id, code, self._result_text(run))
+        elif run.fatal is not None:
+            self._ledger.finish(row.id, code, run.fatal, failure=run.fatal)
+        elif run.result is not None:
+            failure = (run.result.text or "the agent reported an error") if run.result.is_error else None
+            self._ledger.finish(row.id, 0 if failure is None else code, run.result.text, failure=failure)
+        elif self._should_resume(run, row):
+            attempts = len(tasks_sql.for_request(self._store.conn, row.id))
+            self._ledger.interrupt(row.id, f"the {run.runtime.name} process ended mid-turn "
+                                           f"({why or f'exit code {code}'})")
+            self._spawn(self._resume_later(row.id, 2 ** (attempts - 1)))
+            return
+        elif not run.runtime.resumable:  # the shell agent: its exit code is the outcome
+            self._ledger.finish(row.id, code, tail(run.task_dir), failure=why)
+        else:
+            detail = run.errors[-1] if run.errors else why or f"exit code {code}"
+            self._ledger.finish(row.id, code, tail(run.task_dir),
+                                failure=f"{run.runtime.name} ended without finishing its turn: {detail}")
         self._on_finished()
+
+    def _should_resume(self, run: _Run, row: RequestRow) -> bool:
+        attempts = len(tasks_sql.for_request(self._store.conn, row.id))
+        return run.runtime.resumable and bool(row.session_ref) and attempts <= MAX_RESUMES
+
+    async def _resume_later(self, request_id: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        row = requests_sql.get(self._store.conn, request_id)
+        if row is None or row.state != State.RUNNING:
+            return
+        if row.cancel_requested:
+            self._ledger.finish(row.id, None, "")
+            self._on_finished()
+            return
+        self._ledger.resume(row.id, f"continuing session {row.session_ref}")
+        self._start(row, resuming=True)
+
+    def _result_text(self, run: _Run) -> str:
+        return run.result.text if run.result is not None else tail(run.task_dir)
+
+    def _fail(self, request_id: str, why: str) -> None:
+        self._ledger.finish(request_id, None, "", failure=why)
+        self._on_finished()
+
+    # --- helpers ------------------------------------------------------------------------------------------
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _runtime_of(self, request: RequestRow) -> Runtime | None:
+        agent = directory.agent(self._store.conn, request.agent)
+        return self._runtimes.get(agent.runtime) if agent else None
+
+    def _cancel_flag(self, request_id: str) -> Path:
+        return self._tasks_dir / f"{request_id}.cancel"
 
     def _current_task(self, request_id: str) -> tasks_sql.TaskRow | None:
         tasks = tasks_sql.for_request(self._store.conn, request_id)
         return tasks[-1] if tasks else None
 
-    def _write_references(self, request: RequestRow, task_dir: Path) -> Path | None:
-        if not request.refs:
-            return None
+    def _references(self, request: RequestRow) -> list[dict[str, Any]]:
         context = []
         for ref in request.refs:
             row = requests_sql.get(self._store.conn, ref)
             if row is not None:
                 context.append({"id": row.id, "prompt": row.prompt, "state": row.state, "result": row.result})
-        path = task_dir / "references.json"
-        path.write_text(json.dumps(context, indent=2))
-        return path
+        return context

@@ -1,0 +1,129 @@
+"""Claude Code (`claude -p … --output-format stream-json --verbose`).
+
+The session id is chosen before launch (`--session-id`), so it is on the request from the first moment. Cancel stops
+at a safe point through a PreToolUse hook: before each tool call it looks for the task's cancel flag and, when it is
+there, denies the call and ends the turn. Progress comes from the Task tools (TaskCreate / TaskUpdate)."""
+
+import json
+import shlex
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+from desktop.runtimes.base import Event, Launch, context_block, json_line
+from desktop.store.rows import AgentRow, RequestRow
+
+CONTINUE = ("The session was interrupted (the process stopped before the turn ended). Continue the task where you "
+            "left off; do not repeat steps that already completed.")
+DENY = {"continue": False, "stopReason": "cancelled by the owner in Coxswain",
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                               "permissionDecisionReason": "the request was cancelled"}}
+FATAL = {"authentication_failed": "Failed to authenticate: the API key was refused",
+         "billing_error": "The model provider refused the request for billing reasons"}
+QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
+         "CLAUDE_CODE_ENABLE_TODO_TOOLS": "1", "ENABLE_TOOL_SEARCH": "false"}
+
+
+class ClaudeRuntime:
+    name = "claude"
+    cancel_mode = "hook"
+    resumable = True
+    executable = "claude"
+    key_variable = "ANTHROPIC_API_KEY"
+
+    def missing(self, env: dict[str, str]) -> str | None:
+        if shutil.which(self.executable, path=env.get("PATH")) is None:
+            return "not installed"
+        if not env.get(self.key_variable):
+            return "no API key"
+        return None
+
+    def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
+               env: dict[str, str]) -> Launch:
+        session = str(uuid.uuid4())
+        prompt = context_block(references) + request.prompt
+        return Launch(self._argv(agent, task_dir, env, ["--session-id", session, "-p", prompt]), dict(QUIET), session)
+
+    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str]) -> Launch | None:
+        if not request.session_ref:
+            return None
+        argv = self._argv(agent, task_dir, env, ["--resume", request.session_ref, "-p", CONTINUE])
+        return Launch(argv, dict(QUIET), request.session_ref)
+
+    def _argv(self, agent: AgentRow, task_dir: Path, env: dict[str, str], turn: list[str]) -> list[str]:
+        flag = task_dir.parent / (task_dir.name.rsplit(".", 1)[0] + ".cancel")
+        (task_dir / "deny.json").write_text(json.dumps(DENY))
+        hook = f"[ -e {shlex.quote(str(flag))} ] && cat {shlex.quote(str(task_dir / 'deny.json'))} || true"
+        settings = {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": hook}]}]}}
+        options = agent.options
+        argv = [shutil.which(self.executable, path=env.get("PATH")) or self.executable, *turn,
+                "--output-format", "stream-json", "--verbose", "--settings", json.dumps(settings)]
+        if options.get("model"):
+            argv += ["--model", str(options["model"])]
+        if options.get("permission_mode"):
+            argv += ["--permission-mode", str(options["permission_mode"])]
+        argv += ["--allowedTools", str(options.get("allowed_tools", "Bash,Read,Edit,Write,TaskCreate,TaskUpdate"))]
+        argv += [str(a) for a in options.get("args", [])]  # type: ignore[union-attr]
+        return argv
+
+    def parser(self) -> "ClaudeParser":
+        return ClaudeParser()
+
+
+class ClaudeParser:
+    def __init__(self) -> None:
+        self._tasks: dict[str, bool] = {}  # task id -> completed
+        self._tools: dict[str, str] = {}  # tool_use id -> name
+
+    def feed(self, line: str) -> list[Event]:
+        message = json_line(line)
+        if message is None:
+            return []
+        kind = message.get("type")
+        if kind == "system" and message.get("subtype") == "init":
+            return [Event("session", message.get("session_id", "")), Event("turn_started")]
+        if kind == "system" and message.get("subtype") == "api_retry":
+            error, status = message.get("error"), message.get("error_status")
+            if error in FATAL:
+                return [Event("error", f"{FATAL[error]} (the model API answered {status})", is_error=True,
+                              data={"fatal": True})]
+            return [Event("error", f"the model API failed ({error}, {status}); retry {message.get('attempt')}")]
+        if kind == "assistant":
+            return self._assistant(message)
+        if kind == "user":
+            return self._tool_results(message)
+        if kind == "result":
+            events = [Event("result", str(message.get("result") or ""), is_error=bool(message.get("is_error")),
+                            data={"terminal_reason": message.get("terminal_reason")})]
+            if message.get("total_cost_usd") is not None:
+                events.append(Event("usage", value=float(message["total_cost_usd"]), data=message.get("usage") or {}))
+            return events
+        return []
+
+    def _assistant(self, message: dict[str, Any]) -> list[Event]:
+        events = []
+        for block in message.get("message", {}).get("content", []):
+            if block.get("type") == "text" and block.get("text"):
+                events.append(Event("text", block["text"]))
+            elif block.get("type") == "tool_use":
+                self._tools[block.get("id", "")] = block.get("name", "")
+                described = block.get("input", {}).get("description") or block.get("input", {}).get("subject") or ""
+                events.append(Event("tool_started", f"{block.get('name')}: {described}".rstrip(": ")))
+        return events
+
+    def _tool_results(self, message: dict[str, Any]) -> list[Event]:
+        events = []
+        result = message.get("tool_use_result")
+        if isinstance(result, dict):
+            if isinstance(result.get("task"), dict):
+                self._tasks[str(result["task"].get("id"))] = False
+            if result.get("taskId") is not None and isinstance(result.get("statusChange"), dict):
+                self._tasks[str(result["taskId"])] = result["statusChange"].get("to") == "completed"
+        for block in message.get("message", {}).get("content", []):
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                name = self._tools.get(block.get("tool_use_id", ""), "tool")
+                events.append(Event("tool_finished", name, is_error=bool(block.get("is_error"))))
+        if self._tasks and events:
+            events.append(Event("progress", value=round(100 * sum(self._tasks.values()) / len(self._tasks), 1)))
+        return events

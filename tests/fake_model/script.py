@@ -1,0 +1,61 @@
+"""What the fake model does, read from the prompt: one instruction per line.
+
+    TOOL <command>      call the runtime's shell tool with <command> (one step per TOOL line, in order)
+    TODO <a>=done; <b>  write a todo list (items `=done` are completed) through the runtime's todo tool
+    SAY <text>          the final answer (default: "finished after N steps")
+    FAIL <status>       answer every call with that HTTP error (401: authentication, 429: rate limit)
+
+The step is how many tool results the conversation holds already, so the server keeps no state and a resumed
+CLI that re-sends its history carries on where it stopped.
+"""
+
+import re
+from dataclasses import dataclass
+
+KEYWORD = re.compile(r"^(TOOL|TODO|SAY|FAIL)\b[ :]*(.*)$", re.M)
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # tool | todo
+    argument: str
+
+
+@dataclass(frozen=True)
+class Script:
+    steps: list[Step]
+    say: str | None
+    fail: int | None
+
+    @classmethod
+    def parse(cls, prompt: str) -> "Script":
+        steps, say, fail = [], None, None
+        for keyword, rest in KEYWORD.findall(prompt):
+            if keyword == "TOOL":
+                steps.append(Step("tool", rest.strip()))
+            elif keyword == "TODO":
+                steps.append(Step("todo", rest.strip()))
+            elif keyword == "SAY":
+                say = rest.strip()
+            else:
+                fail = int(rest.strip() or 500)
+        return cls(steps, say, fail)
+
+    def final_text(self, last_result: str) -> str:
+        if self.say:
+            return self.say
+        tail = last_result.strip().splitlines()[-1] if last_result.strip() else ""
+        return "finished" + (f"; last output: {tail}" if tail else "")
+
+    @staticmethod
+    def todos(argument: str) -> list[tuple[str, bool]]:
+        items = [part.strip() for part in argument.split(";") if part.strip()]
+        return [(item.removesuffix("=done").strip(), item.endswith("=done")) for item in items]
+
+
+def find_prompt(texts: list[str]) -> str:
+    """The first user text that holds a script; else the last user text."""
+    for text in texts:
+        if KEYWORD.search(text):
+            return text
+    return texts[-1] if texts else ""

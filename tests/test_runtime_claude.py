@@ -1,0 +1,129 @@
+"""The real Claude Code CLI, driven by the daemon against the scripted fake model on loopback."""
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.daemon_process import DaemonProcess
+from tests.fake_model.server import FakeModelServer
+
+
+@pytest.fixture
+def claude_daemon(make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str]) -> DaemonProcess:
+    daemon = make_daemon(tmp_path / "home").start(env=agent_env)
+    (tmp_path / "project").mkdir()
+    answer = daemon.post("/api/agents", {"name": "claude", "runtime": "claude", "folder": str(tmp_path / "project")})
+    assert answer.status_code == 201, answer.text
+    return daemon
+
+
+def sessions_seen(model: FakeModelServer) -> list[dict[str, object]]:
+    return [r["body"] for r in model.requests() if r["method"] == "POST" and r["path"].startswith("/v1/messages")]
+
+
+def runner_info(daemon: DaemonProcess, request_id: str, attempt: int = 1) -> dict[str, int]:
+    path = daemon.home / "tasks" / f"{request_id}.{attempt}" / "runner.json"
+    for _ in range(500):
+        info = json.loads(path.read_text()) if path.exists() else {}
+        if "pgid" in info:
+            return info
+        time.sleep(0.02)
+    raise AssertionError(f"no runner for {request_id}")
+
+
+def wait_for(condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_tool_call_result_and_session(claude_daemon: DaemonProcess, fake_model: FakeModelServer,
+                                      tmp_path: Path) -> None:
+    row = claude_daemon.request("TOOL echo hi > made-by-claude.txt; echo hi", agent="claude")
+    done = claude_daemon.wait_state(row["id"], "done", timeout=60)
+    assert done["result"] == "finished; last output: hi"
+    assert (tmp_path / "project" / "made-by-claude.txt").read_text() == "hi\n"
+    assert len(done["session_ref"]) == 36
+    session_file = next((tmp_path / "claude-config" / "projects").rglob(f"{done['session_ref']}.jsonl"))
+    assert session_file.exists()
+    assert len(sessions_seen(fake_model)) == 2
+
+
+def test_progress_from_the_task_list(claude_daemon: DaemonProcess) -> None:
+    row = claude_daemon.request("TODO write the test=done; fix the bug=done; release", agent="claude")
+    done = claude_daemon.wait_state(row["id"], "done", timeout=60)
+    assert done["progress"] == pytest.approx(66.7)
+    progress = [t["text"] for t in done["timeline"] if t["kind"] == "progress"]
+    assert progress[0] == "progress 0%" and progress[-1] == "progress 67%"
+
+
+def test_references_reach_claude_as_a_context_block(claude_daemon: DaemonProcess, fake_model: FakeModelServer) -> None:
+    first = claude_daemon.request("echo the answer is 42")  # the shell agent
+    claude_daemon.wait_state(first["id"], "done")
+    row = claude_daemon.request(f"SAY noted\nas in {first['id']}", agent="claude")
+    claude_daemon.wait_state(row["id"], "done", timeout=60)
+    sent = json.dumps(sessions_seen(fake_model)[0]["messages"])
+    assert f"--- {first['id']} (done)" in sent and "Result: the answer is 42" in sent
+
+
+def test_runtime_killed_mid_turn_resumes_the_same_session(claude_daemon: DaemonProcess,
+                                                          fake_model: FakeModelServer, tmp_path: Path) -> None:
+    marker = tmp_path / "project" / "steps"
+    row = claude_daemon.request(f"TOOL echo one >> {marker}; sleep 30\nTOOL echo two >> {marker}", agent="claude")
+    wait_for(lambda: marker.exists())
+    os.killpg(runner_info(claude_daemon, row["id"])["pgid"], signal.SIGKILL)
+    done = claude_daemon.wait_state(row["id"], "done", timeout=60)
+    assert marker.read_text() == "one\ntwo\n"
+    kinds = [t["kind"] for t in done["timeline"]]
+    assert kinds.count("interrupted") == 1 and kinds.count("resumed") == 1
+    assert "killed by SIGKILL" in next(t["text"] for t in done["timeline"] if t["kind"] == "interrupted")
+    bodies = sessions_seen(fake_model)
+    resumed = json.dumps(bodies[-2]["messages"])
+    assert "TOOL echo one" in resumed and "toolu_01" in resumed, "the resumed CLI re-sent the earlier history"
+    assert "The session was interrupted" in resumed
+    assert len(claude_daemon.get("/api/requests").json()) == 1, "never appears twice"
+
+
+def test_daemon_killed_mid_turn_the_turn_finishes_once(claude_daemon: DaemonProcess, fake_model: FakeModelServer,
+                                                       tmp_path: Path) -> None:
+    marker = tmp_path / "project" / "steps"
+    row = claude_daemon.request(f"TOOL echo one >> {marker}; sleep 2\nTOOL echo two >> {marker}", agent="claude")
+    wait_for(lambda: marker.exists())
+    claude_daemon.stop(signal.SIGKILL)
+    claude_daemon.start(env=claude_daemon.env)
+    done = claude_daemon.wait_state(row["id"], "done", timeout=60)
+    assert marker.read_text() == "one\ntwo\n"
+    assert not (claude_daemon.home / "tasks" / f"{row['id']}.2").exists(), "no second run"
+    gap = [t["text"] for t in done["timeline"] if t["kind"] in ("interrupted", "resumed")]
+    assert gap[0].startswith("interrupted: the daemon was not running since") and gap[1].startswith("resumed:")
+    assert len(sessions_seen(fake_model)) == 3
+
+
+def test_cancel_stops_before_the_next_tool_call(claude_daemon: DaemonProcess, tmp_path: Path) -> None:
+    marker = tmp_path / "project" / "steps"
+    row = claude_daemon.request(f"TOOL echo one >> {marker}; sleep 2; echo first done >> {marker}\n"
+                                f"TOOL echo two >> {marker}", agent="claude")
+    wait_for(lambda: marker.exists())
+    assert claude_daemon.post(f"/api/requests/{row['id']}/cancel").json()["cancel_requested"]
+    ended = claude_daemon.wait_state(row["id"], "cancelled", timeout=60)
+    assert marker.read_text() == "one\nfirst done\n", "the current tool call finished; the next never ran"
+    assert ended["timeline"][-1]["text"] == "cancelled at a safe point"
+
+
+def test_authentication_error_in_words(claude_daemon: DaemonProcess) -> None:
+    row = claude_daemon.request("FAIL 401", agent="claude")
+    failed = claude_daemon.wait_state(row["id"], "failed", timeout=60)
+    assert failed["result"] == "Failed to authenticate: the API key was refused (the model API answered 401)"
+    assert failed["timeline"][-1]["text"].startswith("failed: Failed to authenticate")
+
+
+def test_missing_cli_fails_with_a_reason(make_daemon: type[DaemonProcess], tmp_path: Path) -> None:
+    daemon = make_daemon(tmp_path / "bare").start(env={"PATH": "/usr/bin:/bin", "ANTHROPIC_API_KEY": "k"})
+    daemon.post("/api/agents", {"name": "claude", "runtime": "claude", "folder": str(tmp_path)})
+    row = daemon.request("SAY hi", agent="claude")
+    assert daemon.wait_state(row["id"], "failed")["timeline"][-1]["text"] == "failed: claude: not installed"
