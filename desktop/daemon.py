@@ -30,6 +30,7 @@ from desktop.platform.instance import InstanceLock
 from desktop.platform.paths import Home
 from desktop.runtimes.base import Event, Runtime
 from desktop.runtimes.claude import ClaudeRuntime
+from desktop.runtimes.codex import CodexRuntime
 from desktop.runtimes.runner import write_atomically
 from desktop.runtimes.shell import ShellRuntime
 from desktop.store import requests as requests_sql
@@ -48,7 +49,8 @@ class Daemon:
                  clock: Clock | None = None) -> None:
         self.home, self.host, self.port = home, host, port
         self.clock = clock or SystemClock()
-        self.runtimes: dict[str, Runtime] = {"shell": ShellRuntime(), "claude": ClaudeRuntime()}
+        self.runtimes: dict[str, Runtime] = {"shell": ShellRuntime(), "claude": ClaudeRuntime(),
+                                             "codex": CodexRuntime()}
         self.events = EventBus()
         self.url = ""
         self._lock = InstanceLock(home.lock)

@@ -33,6 +33,17 @@ def make_daemon(tmp_path: Path) -> Iterator["type[DaemonProcess]"]:
         process.kill_runners()
 
 
+CODEX_CONFIG = """model = "gpt-5.5"
+model_provider = "fake"
+
+[model_providers.fake]
+name = "fake"
+base_url = "{url}/v1"
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+"""
 AGENT_CLIS = Path(__file__).resolve().parent.parent / ".cache" / "agent-clis" / "node_modules" / ".bin"
 
 
@@ -56,7 +67,11 @@ def agent_env(tmp_path: Path, fake_model: FakeModelServer) -> dict[str, str]:
     folder = os.environ.get("COXSWAIN_AGENT_CLIS", str(AGENT_CLIS))
     assert Path(folder, "claude").exists(), f"the agent CLIs are not installed in {folder}; run .ci/run"
     url = f"http://127.0.0.1:{fake_model.port}"
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(CODEX_CONFIG.format(url=url))
     return {
+        "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "fake-key",
         "PATH": f"{folder}:{os.environ['PATH']}",
         "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "fake-key",
         "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config"),

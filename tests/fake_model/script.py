@@ -1,5 +1,6 @@
 """What the fake model does, read from the prompt: one instruction per line.
 
+    DELAY <seconds>     wait this long before each answer (a real model takes a while)
     TOOL <command>      call the runtime's shell tool with <command> (one step per TOOL line, in order)
     TODO <a>=done; <b>  write a todo list (items `=done` are completed) through the runtime's todo tool
     SAY <text>          the final answer (default: "finished after N steps")
@@ -12,7 +13,7 @@ CLI that re-sends its history carries on where it stopped.
 import re
 from dataclasses import dataclass
 
-KEYWORD = re.compile(r"^(TOOL|TODO|SAY|FAIL)\b[ :]*(.*)$", re.M)
+KEYWORD = re.compile(r"^(TOOL|TODO|SAY|FAIL|DELAY)\b[ :]*(.*)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -26,10 +27,11 @@ class Script:
     steps: list[Step]
     say: str | None
     fail: int | None
+    delay: float = 0.0
 
     @classmethod
     def parse(cls, prompt: str) -> "Script":
-        steps, say, fail = [], None, None
+        steps, say, fail, delay = [], None, None, 0.0
         for keyword, rest in KEYWORD.findall(prompt):
             if keyword == "TOOL":
                 steps.append(Step("tool", rest.strip()))
@@ -37,9 +39,11 @@ class Script:
                 steps.append(Step("todo", rest.strip()))
             elif keyword == "SAY":
                 say = rest.strip()
+            elif keyword == "DELAY":
+                delay = float(rest.strip() or 0)
             else:
                 fail = int(rest.strip() or 500)
-        return cls(steps, say, fail)
+        return cls(steps, say, fail, delay)
 
     def final_text(self, last_result: str) -> str:
         if self.say:

@@ -4,13 +4,17 @@
 
 import argparse
 import json
+import re
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.fake_model import anthropic
+from tests.fake_model import anthropic, openai_responses
+
+DELAY = re.compile(r"DELAY (\d+(?:\.\d+)?)")
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -37,9 +41,14 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = {"unparsed": raw.decode(errors="replace")}
         self.server.record({"method": "POST", "path": self.path, "body": body})
+        delay = DELAY.search(raw.decode(errors="replace"))
+        if delay:
+            time.sleep(float(delay[1]))
         path = self.path.split("?")[0]
         if path.endswith("/v1/messages"):
             self._anthropic(body)
+        elif path.endswith("/responses"):
+            self._responses(body)
         else:
             self._json(404, {"error": f"the fake model does not serve {path}"})
 
@@ -53,6 +62,14 @@ class Handler(BaseHTTPRequestHandler):
             self._sse(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
         else:
             self._json(200, anthropic.as_json(blocks, model))
+
+    def _responses(self, body: dict[str, Any]) -> None:
+        status, error, items = openai_responses.reply(body)
+        if error is not None:
+            self._json(status, error)
+        else:
+            events = openai_responses.as_events(items, body.get("model", "fake"))
+            self._sse(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
 
     def _json(self, status: int, value: Any) -> None:
         data = json.dumps(value).encode()

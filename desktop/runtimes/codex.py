@@ -1,0 +1,95 @@
+"""Codex CLI (`codex exec --json`). The session is the thread id from the first event; resume is
+`codex exec … resume <thread_id> PROMPT`. Codex has no usable hook to stop a turn, so cancel interrupts the whole
+process group right after a tool call completes (the safe point). Progress comes from its plan (`todo_list`)."""
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from desktop.runtimes.base import Event, Launch, context_block, json_line
+from desktop.runtimes.claude import CONTINUE
+from desktop.store.rows import AgentRow, RequestRow
+
+SANDBOXES = ("read-only", "workspace-write", "danger-full-access")
+QUIET = ["-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=false", "-c", "features.plugins=false",
+         "-c", "tools.update_plan.enabled=true"]
+
+
+class CodexRuntime:
+    name = "codex"
+    cancel_mode = "after_tool"
+    resumable = True
+    executable = "codex"
+
+    def missing(self, env: dict[str, str]) -> str | None:
+        if shutil.which(self.executable, path=env.get("PATH")) is None:
+            return "not installed"
+        home = Path(env.get("CODEX_HOME") or Path(env.get("HOME", "~")).expanduser() / ".codex")
+        if not (env.get("OPENAI_API_KEY") or env.get("CODEX_API_KEY") or (home / "auth.json").exists()):
+            return "no API key"
+        return None
+
+    def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
+               env: dict[str, str]) -> Launch:
+        return Launch([*self._exec(agent, env), context_block(references) + request.prompt], {})
+
+    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str]) -> Launch | None:
+        if not request.session_ref:
+            return None
+        return Launch([*self._exec(agent, env), "resume", request.session_ref, CONTINUE], {}, request.session_ref)
+
+    def _exec(self, agent: AgentRow, env: dict[str, str]) -> list[str]:
+        options = agent.options
+        argv = [shutil.which(self.executable, path=env.get("PATH")) or self.executable, "exec", "--json",
+                "--skip-git-repo-check", *QUIET, "-s", str(options.get("permission_mode") or "workspace-write")]
+        if options.get("model"):
+            argv += ["-m", str(options["model"])]
+        return argv + [str(a) for a in options.get("args", [])]  # type: ignore[union-attr]
+
+    def parser(self) -> "CodexParser":
+        return CodexParser()
+
+
+class CodexParser:
+    def __init__(self) -> None:
+        self._last_message = ""
+
+    def feed(self, line: str) -> list[Event]:
+        message = json_line(line)
+        if message is None:
+            return []
+        kind = message.get("type")
+        if kind == "thread.started":
+            return [Event("session", str(message.get("thread_id", "")))]
+        if kind == "turn.started":
+            return [Event("turn_started")]
+        if kind in ("item.started", "item.updated", "item.completed"):
+            return self._item(kind, message.get("item") or {})
+        if kind == "turn.completed":
+            usage = message.get("usage") or {}
+            return [Event("usage", data=usage), Event("result", self._last_message)]
+        if kind == "turn.failed":
+            return [Event("result", str((message.get("error") or {}).get("message", "the turn failed")), is_error=True)]
+        if kind == "error":
+            return [Event("error", str(message.get("message", "")))]
+        return []
+
+    def _item(self, kind: str, item: dict[str, Any]) -> list[Event]:
+        item_type = item.get("type")
+        if item_type in ("command_execution", "mcp_tool_call", "file_change", "web_search"):
+            described = str(item.get("command") or item.get("tool") or item_type)
+            if kind == "item.started":
+                return [Event("tool_started", f"{item_type}: {described}")]
+            if kind == "item.completed":
+                return [Event("tool_finished", described, is_error=item.get("status") == "failed")]
+        if item_type == "agent_message" and kind == "item.completed":
+            self._last_message = str(item.get("text", ""))
+            return [Event("text", self._last_message)]
+        if item_type == "todo_list":
+            items = item.get("items") or []
+            if items:
+                done = sum(1 for entry in items if entry.get("completed"))
+                return [Event("progress", value=round(100 * done / len(items), 1))]
+        if item_type == "error":
+            return [Event("error", str(item.get("message", "")))]
+        return []
