@@ -52,11 +52,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("name")
     p.add_argument("--runtime", required=True, help="shell (built in), later claude, codex, gemini, copilot")
     p.add_argument("--folder", required=True, help="the folder the agent works in")
-    p.set_defaults(handler=lambda h, a: _print(_client(h).post("/api/agents", {
-        "name": a.name, "runtime": a.runtime, "folder": os.path.abspath(os.path.expanduser(a.folder))}),
-        lambda r: f"added agent {r['name']} ({r['runtime']}) in {r['folder']}"))
+    p.add_argument("--model", help="the model the runtime uses")
+    p.add_argument("--permission-mode", help="claude: default, acceptEdits, plan, dontAsk, bypassPermissions; "
+                                             "codex: read-only, workspace-write, danger-full-access")
+    p.add_argument("--arg", action="append", default=[], help="an extra argument for the CLI (repeatable)")
+    p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                   help="an environment variable for the CLI (repeatable; secrets go in the keyring)")
+    p.set_defaults(handler=_agent_add)
     agent.add_parser("list", help="list agents").set_defaults(handler=lambda h, a: _print(
-        _client(h).get("/api/agents"), lambda rows: _table(rows, ("name", "runtime", "folder"))))
+        _client(h).get("/api/agents"), lambda rows: _table(rows, ("name", "runtime", "status", "folder"))))
 
     person = sub.add_parser("person", help="people who may send requests").add_subparsers(metavar="ACTION",
                                                                                          required=True)
@@ -140,6 +144,20 @@ def _client(home: Home) -> Client:
 
 def _print(result: Any, text: Callable[[Any], str]) -> int:
     print(text(result))
+    return 0
+
+
+def _agent_add(home: Home, args: argparse.Namespace) -> int:
+    env = {}
+    for pair in args.env:
+        name, equals, value = pair.partition("=")
+        if not equals:
+            raise DaemonError(f"--env takes NAME=VALUE, not '{pair}'")
+        env[name] = value
+    made = _client(home).post("/api/agents", {
+        "name": args.name, "runtime": args.runtime, "folder": os.path.abspath(os.path.expanduser(args.folder)),
+        "model": args.model, "permission_mode": args.permission_mode, "args": args.arg, "env": env})
+    print(f"added agent {made['name']} ({made['runtime']}) in {made['folder']}; {made['status']}")
     return 0
 
 

@@ -66,7 +66,7 @@ class Daemon:
         self.ledger = Ledger(self.store, wall)
         self.principals = Principals(self.store, self.ledger, wall)
         self.principals.set_owner_token(owner_token(self.home.owner_token))
-        self.agents = Agents(self.store, self.runtimes, wall)
+        self.agents = Agents(self.store, {name: r.permission_modes for name, r in self.runtimes.items()}, wall)
         self._add_builtin_agent()
         self.ledger.listeners.append(self._on_change)
 
@@ -93,7 +93,7 @@ class Daemon:
 
     async def _serve(self) -> None:
         services = Services(self.store, self.ledger, self.principals, self.agents, self.events,
-                            self.runs.output_path, self.clock.wall)
+                            self.runs.output_path, self.clock.wall, self.runs.agent_status)
         _, security = build(services)
         # IPPROTO_TCP explicitly: asyncio then sets TCP_NODELAY on every connection (else Nagle adds ~40 ms)
         sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM,

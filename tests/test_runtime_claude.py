@@ -122,8 +122,38 @@ def test_authentication_error_in_words(claude_daemon: DaemonProcess) -> None:
     assert failed["timeline"][-1]["text"].startswith("failed: Failed to authenticate")
 
 
-def test_missing_cli_fails_with_a_reason(make_daemon: type[DaemonProcess], tmp_path: Path) -> None:
-    daemon = make_daemon(tmp_path / "bare").start(env={"PATH": "/usr/bin:/bin", "ANTHROPIC_API_KEY": "k"})
-    daemon.post("/api/agents", {"name": "claude", "runtime": "claude", "folder": str(tmp_path)})
-    row = daemon.request("SAY hi", agent="claude")
-    assert daemon.wait_state(row["id"], "failed")["timeline"][-1]["text"] == "failed: claude: not installed"
+def test_missing_cli_or_key_is_shown_and_fails_with_a_reason(make_daemon: type[DaemonProcess], tmp_path: Path,
+                                                             agent_env: dict[str, str]) -> None:
+    bare = make_daemon(tmp_path / "bare").start(env={"PATH": "/usr/bin:/bin", "ANTHROPIC_API_KEY": "k"})
+    bare.post("/api/agents", {"name": "claude", "runtime": "claude", "folder": str(tmp_path)})
+    row = bare.request("SAY hi", agent="claude")
+    assert bare.wait_state(row["id"], "failed")["timeline"][-1]["text"] == "failed: claude: not installed"
+    keyless = {**agent_env, "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""}
+    daemon = make_daemon(tmp_path / "keyless").start(env=keyless)
+    for runtime in ("claude", "codex"):
+        daemon.post("/api/agents", {"name": runtime, "runtime": runtime, "folder": str(tmp_path)})
+    status = {a["name"]: a["status"] for a in daemon.get("/api/agents").json()}
+    assert status == {"shell": "ready", "claude": "claude: no API key", "codex": "codex: no API key"}
+    assert "claude: no API key" in daemon.cox("agent", "list", check=True).stdout
+
+
+def test_agent_options_are_validated_and_reach_the_cli(claude_daemon: DaemonProcess, fake_model: FakeModelServer,
+                                                       tmp_path: Path) -> None:
+    folder = str(tmp_path / "project")
+    refusals = [
+        ({"permission_mode": "yolo"}, 400, "not a permission mode of claude; use one of: default, acceptEdits"),
+        ({"env": {"GITHUB_TOKEN": "x"}}, 400, "looks like a secret"),
+        ({"env": {"9LIVES": "x"}}, 400, "not an environment variable name"),
+        ({"args": ["x"] * 65}, 422, "args"),
+        ({"model": 42}, 422, "model"),
+    ]
+    for options, status, words in refusals:
+        answer = claude_daemon.post("/api/agents", {"name": "c2", "runtime": "claude", "folder": folder, **options})
+        assert answer.status_code == status and words in answer.json()["error"], answer.text
+    made = claude_daemon.cox("agent", "add", "c2", "--runtime", "claude", "--folder", folder, "--model",
+                             "claude-test-model", "--permission-mode", "acceptEdits", "--env", "LANG=C.UTF-8",
+                             check=True)
+    assert made.stdout.strip().endswith("; ready")
+    row = claude_daemon.request("SAY done", agent="c2")
+    claude_daemon.wait_state(row["id"], "done", timeout=60)
+    assert sessions_seen(fake_model)[-1]["model"] == "claude-test-model"

@@ -24,6 +24,7 @@ from desktop.core.principals import Principals
 from desktop.store import audit as audit_sql
 from desktop.store import requests as requests_sql
 from desktop.store.db import Store
+from desktop.store.rows import AgentRow
 
 log = logging.getLogger(__name__)
 OUTPUT_CHUNK = 256 * 1024
@@ -39,6 +40,7 @@ class Services:
     events: EventBus
     output_path: Callable[[str], Path | None]
     wall: Callable[[], float]
+    agent_status: Callable[[AgentRow], str]
 
 
 def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, LocalSecurity]:
@@ -76,11 +78,13 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
 
     @api.get("/api/agents")
     async def list_agents() -> list[m.AgentOut]:
-        return [m.AgentOut.of(a) for a in s.agents.listing()]
+        return [m.AgentOut.of(a, s.agent_status(a)) for a in s.agents.listing()]
 
     @api.post("/api/agents", status_code=201)
     async def add_agent(body: m.NewAgent, request: Request) -> m.AgentOut:
-        return m.AgentOut.of(s.agents.add(body.name, body.runtime, body.folder, actor(request)))
+        options = body.model_dump(include={"model", "permission_mode", "args", "env"})
+        added = s.agents.add(body.name, body.runtime, body.folder, actor(request), options)
+        return m.AgentOut.of(added, s.agent_status(added))
 
     @api.get("/api/people")
     async def list_people(request: Request) -> list[m.PrincipalOut]:

@@ -1,7 +1,7 @@
 """The API's request and response bodies. Unknown fields are refused, never ignored."""
 
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,6 +26,10 @@ class NewAgent(Body):
     name: str = Field(min_length=1, max_length=64)
     runtime: str = Field(min_length=1, max_length=32)
     folder: str = Field(min_length=1, max_length=4096)
+    model: str | None = Field(default=None, max_length=200)
+    permission_mode: str | None = Field(default=None, max_length=64)
+    args: list[Annotated[str, Field(max_length=4096)]] = Field(default_factory=list, max_length=64)
+    env: dict[str, Annotated[str, Field(max_length=4096)]] = Field(default_factory=dict, max_length=64)
 
 
 class NewPrincipal(Body):
@@ -89,10 +93,12 @@ class AgentOut(BaseModel):
     name: str
     runtime: str
     folder: str
+    options: dict[str, Any]
+    status: str  # "ready", or what is missing ("not installed", "no API key")
 
     @classmethod
-    def of(cls, row: AgentRow) -> "AgentOut":
-        return cls(name=row.name, runtime=row.runtime, folder=row.folder)
+    def of(cls, row: AgentRow, status: str) -> "AgentOut":
+        return cls(name=row.name, runtime=row.runtime, folder=row.folder, options=row.options, status=status)
 
 
 class PrincipalOut(BaseModel):

@@ -1,8 +1,10 @@
 """The owner's agents: a name, a runtime, a working folder, options."""
 
 import os
-from collections.abc import Callable, Collection
+import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from desktop.core import audit
 from desktop.core.actors import Actor
@@ -12,12 +14,17 @@ from desktop.store import directory
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow
 
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
+
 
 class Agents:
-    def __init__(self, store: Store, runtimes: Collection[str], wall: Callable[[], float]) -> None:
+    def __init__(self, store: Store, runtimes: Mapping[str, tuple[str, ...]], wall: Callable[[], float]) -> None:
+        """`runtimes`: each runtime's name and the permission modes it accepts."""
         self._store, self._runtimes, self._wall = store, runtimes, wall
 
-    def add(self, name: str, runtime: str, folder: str, actor: Actor) -> AgentRow:
+    def add(self, name: str, runtime: str, folder: str, actor: Actor, options: Mapping[str, Any] | None = None
+            ) -> AgentRow:
         if not actor.is_owner:
             raise Forbidden("only the owner can add agents")
         check_name(name, "agent")
@@ -28,15 +35,30 @@ class Agents:
             raise Invalid(f"the folder must be an absolute path, not '{folder[:200]}'")
         if not path.is_dir() or not os.access(path, os.R_OK | os.X_OK):
             raise Invalid(f"the folder {path} does not exist or cannot be opened")
+        checked = self._options(runtime, dict(options or {}))
         now = self._wall()
         with self._store.transaction() as conn:
             if directory.agent(conn, name) is not None:
                 raise Conflict(f"there is an agent '{name}' already")
-            directory.add_agent(conn, name, runtime, str(path), {}, now)
+            directory.add_agent(conn, name, runtime, str(path), checked, now)
             audit.append(conn, now, actor, "add_agent", None, f"added agent {name} ({runtime}) in {path}")
         row = directory.agent(self._store.conn, name)
         assert row is not None
         return row
+
+    def _options(self, runtime: str, options: dict[str, Any]) -> dict[str, Any]:
+        modes = self._runtimes[runtime]
+        mode = options.get("permission_mode")
+        if mode and mode not in modes:
+            allowed = ", ".join(modes) or "none (this runtime has no permission modes)"
+            raise Invalid(f"'{mode}' is not a permission mode of {runtime}; use one of: {allowed}")
+        for key in options.get("env") or {}:
+            if not ENV_NAME.fullmatch(key):
+                raise Invalid(f"'{key[:40]}' is not an environment variable name")
+            if SECRET_NAME.search(key):
+                raise Invalid(f"{key} looks like a secret; keep it in the keyring (cox secret set) instead of the "
+                              "agent's options")
+        return {key: value for key, value in options.items() if value not in (None, "", [], {})}
 
     def listing(self) -> list[AgentRow]:
         return directory.agents(self._store.conn)

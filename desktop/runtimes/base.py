@@ -38,6 +38,7 @@ class Parser(Protocol):
 class Runtime(Protocol):
     name: str
     cancel_mode: CancelMode
+    permission_modes: tuple[str, ...]
     resumable: bool  # an interrupted turn continues its session; otherwise the exit code is the outcome
 
     def missing(self, env: dict[str, str]) -> str | None:

@@ -28,6 +28,7 @@ QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER":
 class ClaudeRuntime:
     name = "claude"
     cancel_mode = "hook"
+    permission_modes: tuple[str, ...] = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
     resumable = True
     executable = "claude"
     key_variable = "ANTHROPIC_API_KEY"

@@ -18,6 +18,7 @@ QUIET = ["-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=fal
 class CodexRuntime:
     name = "codex"
     cancel_mode = "after_tool"
+    permission_modes: tuple[str, ...] = SANDBOXES
     resumable = True
     executable = "codex"
 

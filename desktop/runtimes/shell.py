@@ -17,6 +17,7 @@ class _NoEvents:
 class ShellRuntime:
     name = "shell"
     cancel_mode = "now"
+    permission_modes: tuple[str, ...] = ()
     resumable = False
 
     def missing(self, env: dict[str, str]) -> str | None:

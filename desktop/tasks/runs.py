@@ -19,7 +19,7 @@ from desktop.store import directory
 from desktop.store import requests as requests_sql
 from desktop.store import tasks as tasks_sql
 from desktop.store.db import Store
-from desktop.store.rows import RequestRow
+from desktop.store.rows import AgentRow, RequestRow
 from desktop.tasks.supervisor import Exit, Supervisor, tail
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ class RequestRuns:
         runtime = self._runtimes.get(agent.runtime) if agent else None
         if agent is None or runtime is None:
             return self._fail(request.id, f"agent {request.agent} has no usable runtime")
-        env = {**self._environment(), **{k: str(v) for k, v in dict(agent.options.get("env") or {}).items()}}
+        env = self._agent_env(agent)
         missing = runtime.missing(env)
         if missing:
             return self._fail(request.id, f"{runtime.name}: {missing}")
@@ -137,6 +137,17 @@ class RequestRuns:
     def interrupt_running(self, why: str) -> None:
         for request in requests_sql.in_states(self._store.conn, (State.RUNNING,)):
             self._ledger.interrupt(request.id, why)
+
+    def agent_status(self, agent: AgentRow) -> str:
+        """"ready", or what stops the agent's runtime from working ("claude: not installed")."""
+        runtime = self._runtimes.get(agent.runtime)
+        if runtime is None:
+            return f"{agent.runtime}: unknown runtime"
+        missing = runtime.missing(self._agent_env(agent))
+        return f"{agent.runtime}: {missing}" if missing else "ready"
+
+    def _agent_env(self, agent: AgentRow) -> dict[str, str]:
+        return {**self._environment(), **{k: str(v) for k, v in dict(agent.options.get("env") or {}).items()}}
 
     def output_path(self, request_id: str) -> Path | None:
         task = self._current_task(request_id)
