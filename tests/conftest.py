@@ -44,6 +44,9 @@ wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
 """
+GEMINI_SETTINGS = """{"security": {"auth": {"selectedType": "gemini-api-key"}},
+ "privacy": {"usageStatisticsEnabled": false},
+ "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}"""
 AGENT_CLIS = Path(__file__).resolve().parent.parent / ".cache" / "agent-clis" / "node_modules" / ".bin"
 
 
@@ -70,7 +73,12 @@ def agent_env(tmp_path: Path, fake_model: FakeModelServer) -> dict[str, str]:
     codex_home = tmp_path / "codex-home"
     codex_home.mkdir()
     (codex_home / "config.toml").write_text(CODEX_CONFIG.format(url=url))
+    user_home = tmp_path / "user-home"
+    (user_home / ".gemini").mkdir(parents=True)
+    (user_home / ".gemini" / "settings.json").write_text(GEMINI_SETTINGS)
     return {
+        "HOME": str(user_home),
+        "GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "fake-key",
         "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "fake-key",
         "PATH": f"{folder}:{os.environ['PATH']}",
         "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "fake-key",

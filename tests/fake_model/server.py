@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.fake_model import anthropic, openai_responses
+from tests.fake_model import anthropic, gemini, openai_responses
 
 DELAY = re.compile(r"DELAY (\d+(?:\.\d+)?)")
 
@@ -49,6 +49,12 @@ class Handler(BaseHTTPRequestHandler):
             self._anthropic(body)
         elif path.endswith("/responses"):
             self._responses(body)
+        elif ":generateContent" in path or ":streamGenerateContent" in path:
+            status, answer = gemini.reply(body)
+            if status == 200 and ":stream" in path:
+                self._sse(iter([f"data: {json.dumps(answer)}\n\n"]))
+            else:
+                self._json(status, answer)
         else:
             self._json(404, {"error": f"the fake model does not serve {path}"})
 

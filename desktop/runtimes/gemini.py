@@ -1,0 +1,92 @@
+"""Gemini CLI (`gemini -p … -o stream-json`). The session id is chosen before launch (`--session-id`) and resumed
+with `-r`. Cancel interrupts the process group right after a tool call completes. Progress from `write_todos`."""
+
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+from desktop.runtimes.base import Event, Launch, context_block, json_line
+from desktop.runtimes.claude import CONTINUE
+from desktop.store.rows import AgentRow, RequestRow
+
+# The owner has approved the request, and headless Gemini offers no shell tool in its default mode.
+DEFAULT_MODE = "yolo"
+
+
+class GeminiRuntime:
+    name = "gemini"
+    cancel_mode = "after_tool"
+    permission_modes: tuple[str, ...] = ("default", "auto_edit", "yolo", "plan")
+    resumable = True
+    executable = "gemini"
+
+    def missing(self, env: dict[str, str]) -> str | None:
+        if shutil.which(self.executable, path=env.get("PATH")) is None:
+            return "not installed"
+        if not (env.get("GEMINI_API_KEY") or env.get("GOOGLE_API_KEY")):
+            return "no API key"
+        return None
+
+    def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
+               env: dict[str, str]) -> Launch:
+        session = str(uuid.uuid4())
+        prompt = context_block(references) + request.prompt
+        return Launch(self._argv(agent, env, ["--session-id", session, "-p", prompt]), self._env(), session)
+
+    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str]) -> Launch | None:
+        if not request.session_ref:
+            return None
+        return Launch(self._argv(agent, env, ["-r", request.session_ref, "-p", CONTINUE]), self._env(),
+                      request.session_ref)
+
+    @staticmethod
+    def _env() -> dict[str, str]:
+        return {"GEMINI_CLI_TRUST_WORKSPACE": "true"}  # the owner chose this folder for the agent
+
+    def _argv(self, agent: AgentRow, env: dict[str, str], turn: list[str]) -> list[str]:
+        options = agent.options
+        argv = [shutil.which(self.executable, path=env.get("PATH")) or self.executable, *turn, "-o", "stream-json",
+                "--approval-mode", str(options.get("permission_mode") or DEFAULT_MODE)]
+        if options.get("model"):
+            argv += ["-m", str(options["model"])]
+        return argv + [str(a) for a in options.get("args", [])]  # type: ignore[union-attr]
+
+    def parser(self) -> "GeminiParser":
+        return GeminiParser()
+
+
+class GeminiParser:
+    def __init__(self) -> None:
+        self._text: list[str] = []
+
+    def feed(self, line: str) -> list[Event]:
+        message = json_line(line)
+        if message is None:
+            return []
+        kind = message.get("type")
+        if kind == "init":
+            return [Event("session", str(message.get("session_id", ""))), Event("turn_started")]
+        if kind == "message" and message.get("role") == "assistant":
+            self._text.append(str(message.get("content", "")))
+            return [Event("text", str(message.get("content", "")))]
+        if kind == "tool_use":
+            self._text.clear()  # the answer is what the model says after its last tool call
+            events = [Event("tool_started", f"{message.get('tool_name')}: {message.get('parameters', {})}"[:300])]
+            parameters = message.get("parameters") or {}
+            todos = parameters.get("todos") if message.get("tool_name") == "write_todos" else None
+            if todos:
+                done = sum(1 for todo in todos if todo.get("status") == "completed")
+                events.append(Event("progress", value=round(100 * done / len(todos), 1)))
+            return events
+        if kind == "tool_result":
+            failed = message.get("status") != "success"
+            return [Event("tool_finished", str(message.get("tool_id", "")), is_error=failed)]
+        if kind == "error":
+            return [Event("error", str(message.get("message", "")))]
+        if kind == "result":
+            ok = message.get("status") == "success"
+            error = message.get("error") or {}
+            text = "".join(self._text) if ok else str(error.get("message") or "the turn failed")
+            return [Event("usage", data=message.get("stats") or {}), Event("result", text, is_error=not ok)]
+        return []

@@ -1,0 +1,109 @@
+"""The real Codex, Gemini and Copilot CLIs, driven by the daemon against the scripted fake model on loopback.
+(Claude Code, whose cancel works through a hook, has its own module.)"""
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.daemon_process import DaemonProcess
+from tests.fake_model.server import FakeModelServer
+from tests.test_runtime_claude import runner_info, wait_for
+
+RUNTIMES = {
+    # kill: when the resume test kills the CLI: during a tool call, or after one while the model answers (Gemini does
+    # not save a tool call that was still running, so a resumed Gemini runs it again)
+    "codex": {"path": "/responses", "history": "input", "auth": "401 Unauthorized", "options": {}, "kill": "tool"},
+    "gemini": {"path": "streamGenerateContent", "history": "contents", "auth": "API key not valid",
+               "options": {"model": "gemini-2.5-pro"}, "kill": "model"},
+}
+
+
+@pytest.fixture(params=sorted(RUNTIMES))
+def runtime(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def codex_daemon(make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str],
+                 runtime: str) -> DaemonProcess:
+    daemon = make_daemon(tmp_path / "home").start(env=agent_env)
+    (tmp_path / "project").mkdir()
+    answer = daemon.post("/api/agents", {"name": "codex", "runtime": runtime, "folder": str(tmp_path / "project"),
+                                         **RUNTIMES[runtime]["options"]})
+    assert answer.status_code == 201, answer.text
+    return daemon
+
+
+def model_calls(model: FakeModelServer, runtime: str) -> list[dict[str, object]]:
+    return [r["body"] for r in model.requests() if r["method"] == "POST" and RUNTIMES[runtime]["path"] in r["path"]]
+
+
+def test_tool_call_result_and_session(codex_daemon: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path,
+                                      runtime: str) -> None:
+    row = codex_daemon.request("TOOL echo hi > made-by-the-agent.txt; echo hi", agent="codex")
+    done = codex_daemon.wait_state(row["id"], "done", timeout=60)
+    assert done["result"] == "finished; last output: hi"
+    assert (tmp_path / "project" / "made-by-the-agent.txt").read_text() == "hi\n"
+    stored = {"codex": tmp_path / "codex-home", "gemini": tmp_path / "user-home" / ".gemini"}[runtime]
+    assert done["session_ref"] and any(done["session_ref"] in path.read_text(errors="replace")
+                                       for path in stored.rglob("*") if path.is_file() and "session" in str(path))
+    assert len(model_calls(fake_model, runtime)) == 2
+
+
+def test_progress_from_the_plan(codex_daemon: DaemonProcess, runtime: str) -> None:
+    row = codex_daemon.request("TODO read=done; write; test", agent="codex")
+    assert codex_daemon.wait_state(row["id"], "done", timeout=60)["progress"] == pytest.approx(33.3)
+
+
+def test_runtime_killed_mid_turn_resumes_the_same_session(codex_daemon: DaemonProcess, fake_model: FakeModelServer,
+                                                          tmp_path: Path, runtime: str) -> None:
+    marker = tmp_path / "project" / "steps"
+    if RUNTIMES[runtime]["kill"] == "tool":
+        prompt = f"TOOL echo one >> {marker}; sleep 30\nTOOL echo two >> {marker}"
+    else:
+        prompt = f"DELAY 2\nTOOL echo one >> {marker}\nTOOL echo two >> {marker}"
+    row = codex_daemon.request(prompt, agent="codex")
+    wait_for(lambda: marker.exists())
+    time.sleep(0.3)
+    thread = codex_daemon.show(row["id"])["session_ref"]
+    os.killpg(runner_info(codex_daemon, row["id"])["pgid"], signal.SIGKILL)
+    done = codex_daemon.wait_state(row["id"], "done", timeout=60)
+    assert done["session_ref"] == thread
+    assert marker.read_text() == "one\ntwo\n"
+    assert [t["kind"] for t in done["timeline"]].count("resumed") == 1
+    resumed = json.dumps(model_calls(fake_model, runtime)[-2][RUNTIMES[runtime]["history"]])
+    assert "TOOL echo one" in resumed and "The session was interrupted" in resumed, "history re-sent"
+
+
+def test_daemon_killed_mid_turn_the_turn_finishes_once(codex_daemon: DaemonProcess, fake_model: FakeModelServer,
+                                                       tmp_path: Path, runtime: str) -> None:
+    marker = tmp_path / "project" / "steps"
+    row = codex_daemon.request(f"TOOL echo one >> {marker}; sleep 2\nTOOL echo two >> {marker}", agent="codex")
+    wait_for(lambda: marker.exists())
+    codex_daemon.stop(signal.SIGKILL)
+    codex_daemon.start(env=codex_daemon.env)
+    codex_daemon.wait_state(row["id"], "done", timeout=60)
+    assert marker.read_text() == "one\ntwo\n"
+    assert not (codex_daemon.home / "tasks" / f"{row['id']}.2").exists(), "no second run"
+    assert len(model_calls(fake_model, runtime)) == 3
+
+
+def test_cancel_interrupts_right_after_the_tool_call(codex_daemon: DaemonProcess, tmp_path: Path, runtime: str) -> None:
+    marker = tmp_path / "project" / "steps"
+    row = codex_daemon.request(f"DELAY 0.5\nTOOL echo one >> {marker}; sleep 2; echo first done >> {marker}\n"
+                               f"TOOL echo two >> {marker}", agent="codex")
+    wait_for(lambda: marker.exists())
+    codex_daemon.post(f"/api/requests/{row['id']}/cancel")
+    ended = codex_daemon.wait_state(row["id"], "cancelled", timeout=60)
+    assert marker.read_text() == "one\nfirst done\n", "the current tool call finished; the next never ran"
+    assert ended["timeline"][-1]["text"] == "cancelled at a safe point"
+
+
+def test_authentication_error_in_words(codex_daemon: DaemonProcess, runtime: str) -> None:
+    row = codex_daemon.request("FAIL 401", agent="codex")
+    failed = codex_daemon.wait_state(row["id"], "failed", timeout=60)
+    assert RUNTIMES[runtime]["auth"] in failed["result"]
