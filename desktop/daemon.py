@@ -31,6 +31,7 @@ from desktop.platform.paths import Home
 from desktop.runtimes.base import Event, Runtime
 from desktop.runtimes.claude import ClaudeRuntime
 from desktop.runtimes.codex import CodexRuntime
+from desktop.runtimes.copilot import CopilotRuntime
 from desktop.runtimes.gemini import GeminiRuntime
 from desktop.runtimes.runner import write_atomically
 from desktop.runtimes.shell import ShellRuntime
@@ -51,7 +52,8 @@ class Daemon:
         self.home, self.host, self.port = home, host, port
         self.clock = clock or SystemClock()
         self.runtimes: dict[str, Runtime] = {"shell": ShellRuntime(), "claude": ClaudeRuntime(),
-                                             "codex": CodexRuntime(), "gemini": GeminiRuntime()}
+                                             "codex": CodexRuntime(), "gemini": GeminiRuntime(),
+                                             "copilot": CopilotRuntime()}
         self.events = EventBus()
         self.url = ""
         self._lock = InstanceLock(home.lock)

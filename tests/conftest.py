@@ -78,6 +78,8 @@ def agent_env(tmp_path: Path, fake_model: FakeModelServer) -> dict[str, str]:
     (user_home / ".gemini" / "settings.json").write_text(GEMINI_SETTINGS)
     return {
         "HOME": str(user_home),
+        "COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_TYPE": "openai", "COPILOT_PROVIDER_BASE_URL": f"{url}/v1",
+        "COPILOT_PROVIDER_API_KEY": "fake-provider-key", "COPILOT_MODEL": "gpt-5.5",
         "GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "fake-key",
         "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "fake-key",
         "PATH": f"{folder}:{os.environ['PATH']}",

@@ -19,6 +19,8 @@ RUNTIMES = {
     "codex": {"path": "/responses", "history": "input", "auth": "401 Unauthorized", "options": {}, "kill": "tool"},
     "gemini": {"path": "streamGenerateContent", "history": "contents", "auth": "API key not valid",
                "options": {"model": "gemini-2.5-pro"}, "kill": "model"},
+    "copilot": {"path": "/chat/completions", "history": "messages", "auth": "Authentication failed with provider",
+                "options": {}, "kill": "tool"},
 }
 
 
@@ -48,15 +50,20 @@ def test_tool_call_result_and_session(codex_daemon: DaemonProcess, fake_model: F
     done = codex_daemon.wait_state(row["id"], "done", timeout=60)
     assert done["result"] == "finished; last output: hi"
     assert (tmp_path / "project" / "made-by-the-agent.txt").read_text() == "hi\n"
-    stored = {"codex": tmp_path / "codex-home", "gemini": tmp_path / "user-home" / ".gemini"}[runtime]
+    stored = {"codex": tmp_path / "codex-home", "gemini": tmp_path / "user-home" / ".gemini",
+              "copilot": tmp_path / "user-home" / ".copilot"}[runtime]
     assert done["session_ref"] and any(done["session_ref"] in path.read_text(errors="replace")
                                        for path in stored.rglob("*") if path.is_file() and "session" in str(path))
     assert len(model_calls(fake_model, runtime)) == 2
 
 
-def test_progress_from_the_plan(codex_daemon: DaemonProcess, runtime: str) -> None:
+def test_progress_from_the_plan_and_never_invented(codex_daemon: DaemonProcess, runtime: str) -> None:
     row = codex_daemon.request("TODO read=done; write; test", agent="codex")
-    assert codex_daemon.wait_state(row["id"], "done", timeout=60)["progress"] == pytest.approx(33.3)
+    done = codex_daemon.wait_state(row["id"], "done", timeout=60)
+    if runtime == "copilot":  # no todo or plan tool: no progress
+        assert done["progress"] is None
+    else:
+        assert done["progress"] == pytest.approx(33.3)
 
 
 def test_runtime_killed_mid_turn_resumes_the_same_session(codex_daemon: DaemonProcess, fake_model: FakeModelServer,

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.fake_model import anthropic, gemini, openai_responses
+from tests.fake_model import anthropic, gemini, openai_chat, openai_responses
 
 DELAY = re.compile(r"DELAY (\d+(?:\.\d+)?)")
 
@@ -49,6 +49,16 @@ class Handler(BaseHTTPRequestHandler):
             self._anthropic(body)
         elif path.endswith("/responses"):
             self._responses(body)
+        elif path.endswith("/chat/completions"):
+            status, message = openai_chat.reply(body)
+            if status != 200:
+                self._json(status, message)
+            elif body.get("stream"):
+                chunks = openai_chat.as_chunks(message, body.get("model", "fake"))
+                self._sse([*(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks), "data: [DONE]\n\n"])
+            else:
+                self._json(200, {"id": "chatcmpl-fake", "object": "chat.completion", "model": body.get("model"),
+                                 "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
         elif ":generateContent" in path or ":streamGenerateContent" in path:
             status, answer = gemini.reply(body)
             if status == 200 and ":stream" in path:

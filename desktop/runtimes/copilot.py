@@ -1,0 +1,85 @@
+"""GitHub Copilot CLI (`copilot -p … --output-format json --allow-all-tools`). The session id is chosen before
+launch (`--session-id`) and resumed with `-r`. Cancel interrupts the process group right after a tool call completes.
+Copilot has no todo or plan tool, so it reports no progress."""
+
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+from desktop.runtimes.base import Event, Launch, context_block, json_line
+from desktop.runtimes.claude import CONTINUE
+from desktop.store.rows import AgentRow, RequestRow
+
+CREDENTIALS = ("COPILOT_PROVIDER_API_KEY", "COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
+
+
+class CopilotRuntime:
+    name = "copilot"
+    cancel_mode = "after_tool"
+    permission_modes: tuple[str, ...] = ()
+    resumable = True
+    executable = "copilot"
+
+    def missing(self, env: dict[str, str]) -> str | None:
+        if shutil.which(self.executable, path=env.get("PATH")) is None:
+            return "not installed"
+        logged_in = (Path(env.get("HOME", "~")).expanduser() / ".copilot" / "config.json").exists()
+        if not (logged_in or any(env.get(name) for name in CREDENTIALS)):
+            return "not signed in (no token)"
+        return None
+
+    def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
+               env: dict[str, str]) -> Launch:
+        session = str(uuid.uuid4())
+        prompt = context_block(references) + request.prompt
+        return Launch(self._argv(agent, env, ["--session-id", session, "-p", prompt]), {}, session)
+
+    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str]) -> Launch | None:
+        if not request.session_ref:
+            return None
+        return Launch(self._argv(agent, env, ["-r", request.session_ref, "-p", CONTINUE]), {}, request.session_ref)
+
+    def _argv(self, agent: AgentRow, env: dict[str, str], turn: list[str]) -> list[str]:
+        options = agent.options
+        argv = [shutil.which(self.executable, path=env.get("PATH")) or self.executable, *turn,
+                "--output-format", "json", "--allow-all-tools"]
+        if options.get("model"):
+            argv += ["--model", str(options["model"])]
+        return argv + [str(a) for a in options.get("args", [])]  # type: ignore[union-attr]
+
+    def parser(self) -> "CopilotParser":
+        return CopilotParser()
+
+
+class CopilotParser:
+    def __init__(self) -> None:
+        self._last_message = ""
+        self._last_error = ""
+
+    def feed(self, line: str) -> list[Event]:
+        message = json_line(line)
+        if message is None or message.get("ephemeral"):
+            return []
+        kind, data = message.get("type"), message.get("data") or {}
+        if kind == "assistant.turn_start":
+            return [Event("turn_started")]
+        if kind == "assistant.message":
+            if data.get("content"):
+                self._last_message = str(data["content"])
+                return [Event("text", self._last_message)]
+            return []
+        if kind == "tool.execution_start":
+            return [Event("tool_started", f"{data.get('toolName')}: {data.get('arguments', {})}"[:300])]
+        if kind == "tool.execution_complete":
+            return [Event("tool_finished", str(data.get("toolCallId", "")), is_error=not data.get("success", True))]
+        if kind == "session.error":
+            self._last_error = str(data.get("message", "the session failed"))
+            fatal = data.get("errorType") == "authentication"
+            return [Event("error", self._last_error, is_error=True, data={"fatal": fatal})]
+        if kind == "result":
+            ok = message.get("exitCode") == 0
+            events = [Event("session", str(message.get("sessionId", "")))] if message.get("sessionId") else []
+            text = self._last_message if ok else self._last_error or f"copilot exited with {message.get('exitCode')}"
+            return [*events, Event("usage", data=message.get("usage") or {}), Event("result", text, is_error=not ok)]
+        return []
