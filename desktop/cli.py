@@ -109,6 +109,14 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=lambda h, a: _print(_client(h).post("/api/settings", {"key": a.key, "value": a.value}),
                                                lambda r: f"{a.key} = {r[a.key]}"))
 
+    secret = sub.add_parser("secret", help="API keys the agents use, kept in the OS keyring").add_subparsers(
+        metavar="ACTION", required=True)
+    p = secret.add_parser("set", help="store a secret; the value is read from standard input, never echoed")
+    p.add_argument("name", help="anthropic_api_key, openai_api_key, gemini_api_key or copilot_token")
+    p.set_defaults(handler=_secret_set)
+    listing = secret.add_parser("list", help="which secrets are stored (never their values)")
+    listing.set_defaults(handler=lambda h, a: _print(_client(h).get("/api/secrets"), _secret_table))
+
     p = command("audit", _audit, "print the audit log, or check it")
     p.add_argument("check", nargs="?", choices=["verify"], help="verify the hash chain")
     p.add_argument("--json", action="store_true")
@@ -158,6 +166,24 @@ def _agent_add(home: Home, args: argparse.Namespace) -> int:
         "name": args.name, "runtime": args.runtime, "folder": os.path.abspath(os.path.expanduser(args.folder)),
         "model": args.model, "permission_mode": args.permission_mode, "args": args.arg, "env": env})
     print(f"added agent {made['name']} ({made['runtime']}) in {made['folder']}; {made['status']}")
+    return 0
+
+
+def _secret_table(answer: dict[str, Any]) -> str:
+    if answer["problem"]:
+        return str(answer["problem"])
+    return "\n".join(f"{name:<20} {'stored' if name in answer['stored'] else '-'}" for name in answer["known"])
+
+
+def _secret_set(home: Home, args: argparse.Namespace) -> int:
+    if sys.stdin.isatty():
+        import getpass
+
+        value = getpass.getpass(f"{args.name}: ")
+    else:
+        value = sys.stdin.readline()
+    _client(home).post("/api/secrets", {"name": args.name, "value": value.strip()})
+    print(f"stored {args.name} in the keyring")
     return 0
 
 

@@ -28,6 +28,7 @@ from desktop.core.states import Action, State
 from desktop.platform.credentials import owner_token
 from desktop.platform.instance import InstanceLock
 from desktop.platform.paths import Home
+from desktop.platform.secrets import Secrets
 from desktop.runtimes.base import Event, Runtime
 from desktop.runtimes.claude import ClaudeRuntime
 from desktop.runtimes.codex import CodexRuntime
@@ -75,8 +76,10 @@ class Daemon:
 
         # Overdue approvals expire before anything could run them.
         self.ledger.expire_overdue()
+        self.secrets = Secrets()
         self.runs = RequestRuns(self.store, self.ledger, Supervisor(), self.runtimes, self.home.tasks, wall,
-                                on_finished=lambda: self.dispatcher.kick(), on_event=self._on_runtime_event)
+                                on_finished=lambda: self.dispatcher.kick(), on_event=self._on_runtime_event,
+                                environment=lambda: {**os.environ, **self.secrets.environment()})
         self.dispatcher = Dispatcher(self.store, self.ledger, self.runs.launch)
         down_since = self._last_heartbeat()
         if down_since is not None:
@@ -96,7 +99,7 @@ class Daemon:
 
     async def _serve(self) -> None:
         services = Services(self.store, self.ledger, self.principals, self.agents, self.events,
-                            self.runs.output_path, self.clock.wall, self.runs.agent_status)
+                            self.runs.output_path, self.clock.wall, self.runs.agent_status, self.secrets)
         _, security = build(services)
         # IPPROTO_TCP explicitly: asyncio then sets TCP_NODELAY on every connection (else Nagle adds ~40 ms)
         sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM,

@@ -21,6 +21,7 @@ from desktop.core.errors import Conflict, CoxError, Forbidden, Invalid, NotFound
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
 from desktop.core.principals import Principals
+from desktop.platform.secrets import SECRETS, Secrets, SecretStoreError
 from desktop.store import audit as audit_sql
 from desktop.store import requests as requests_sql
 from desktop.store.db import Store
@@ -41,6 +42,7 @@ class Services:
     output_path: Callable[[str], Path | None]
     wall: Callable[[], float]
     agent_status: Callable[[AgentRow], str]
+    secrets: Secrets
 
 
 def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, LocalSecurity]:
@@ -64,8 +66,14 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
 
     @api.exception_handler(RequestValidationError)
     async def bad_body(_: Request, error: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"error": describe(error.errors()), "detail": json.loads(json.dumps(
-            error.errors(), default=str))}, status_code=422)
+        # never echo what was sent: it may be a token or a secret
+        detail = [{k: v for k, v in e.items() if k not in ("input", "ctx", "url")} for e in error.errors()]
+        return JSONResponse({"error": describe(error.errors()), "detail": json.loads(json.dumps(detail, default=str))},
+                            status_code=422)
+
+    @api.exception_handler(SecretStoreError)
+    async def no_keyring(_: Request, error: SecretStoreError) -> JSONResponse:
+        return JSONResponse({"error": str(error)}, status_code=400)
 
     @api.exception_handler(Exception)
     async def crash(_: Request, error: Exception) -> JSONResponse:
@@ -139,6 +147,19 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
                 f.seek(max(0, offset))
                 data = f.read(OUTPUT_CHUNK)
         return m.Output(text=data.decode("utf-8", "replace"), offset=max(0, offset) + len(data), state=row.state)
+
+    @api.get("/api/secrets")
+    async def list_secrets(request: Request) -> dict[str, Any]:
+        owner(request)
+        return {"stored": s.secrets.stored(), "known": list(SECRETS), "problem": s.secrets.problem()}
+
+    @api.post("/api/secrets")
+    async def set_secret(body: m.SecretValue, request: Request) -> dict[str, str]:
+        who = owner(request)
+        s.secrets.set(body.name, body.value)
+        with s.store.transaction() as conn:
+            audit.append(conn, s.wall(), who, "set_secret", None, f"stored {body.name} in the keyring")
+        return {"stored": body.name}
 
     @api.get("/api/settings")
     async def get_settings() -> dict[str, str]:

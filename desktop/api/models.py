@@ -37,6 +37,11 @@ class NewPrincipal(Body):
     kind: Literal["person", "machine"] = "person"
 
 
+class SecretValue(Body):
+    name: str = Field(min_length=1, max_length=64)
+    value: str = Field(min_length=1, max_length=8192)
+
+
 class SettingChange(Body):
     key: str = Field(min_length=1, max_length=64)
     value: str = Field(max_length=256)

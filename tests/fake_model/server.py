@@ -40,7 +40,8 @@ class Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except ValueError:
             body = {"unparsed": raw.decode(errors="replace")}
-        self.server.record({"method": "POST", "path": self.path, "body": body})
+        self.server.record({"method": "POST", "path": self.path, "body": body, "at": time.time(),
+                            "headers": {k.lower(): v for k, v in self.headers.items()}})
         delay = DELAY.search(raw.decode(errors="replace"))
         if delay:
             time.sleep(float(delay[1]))

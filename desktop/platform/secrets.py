@@ -1,0 +1,92 @@
+"""Secrets the daemon must use (provider API keys), kept in the OS keyring: never in the database, logs, files or
+URLs. Only allowlisted backends are used; there is no silent fall-back to plaintext."""
+
+import logging
+from collections.abc import Iterable
+
+import keyring
+import keyring.backend
+from keyring.errors import KeyringError, KeyringLocked
+
+log = logging.getLogger(__name__)
+SERVICE = "coxswain"
+# the names people use -> the environment variable the agent CLIs read
+SECRETS = {
+    "anthropic_api_key": "ANTHROPIC_API_KEY",
+    "openai_api_key": "OPENAI_API_KEY",
+    "gemini_api_key": "GEMINI_API_KEY",
+    "copilot_token": "COPILOT_GITHUB_TOKEN",
+}
+SECURE_BACKENDS = ("keyring.backends.SecretService", "keyring.backends.libsecret", "keyring.backends.kwallet",
+                   "keyring.backends.macOS", "keyring.backends.Windows")
+
+
+class SecretStoreError(Exception):
+    """A sentence for people: no secure keyring, a locked one, an unknown secret name."""
+
+
+class Secrets:
+    def __init__(self, backend: keyring.backend.KeyringBackend | None = None) -> None:
+        self._backend = backend or keyring.get_keyring()
+
+    def problem(self) -> str | None:
+        """None if secrets can be kept here, else why not."""
+        names = [type(b).__module__ for b in _leaves(self._backend)]
+        if not any(name.startswith(SECURE_BACKENDS) for name in names):
+            return ("no secure keyring is available (found: " + (", ".join(names) or "none") + "); on Linux, "
+                    "run a Secret Service such as GNOME Keyring or KWallet")
+        return None
+
+    def set(self, name: str, value: str) -> None:
+        self._check(name)
+        if not value.strip():
+            raise SecretStoreError(f"the value for {name} is empty")
+        self._call(lambda: self._backend.set_password(SERVICE, name, value.strip()))
+
+    def delete(self, name: str) -> None:
+        self._check(name)
+        self._call(lambda: self._backend.delete_password(SERVICE, name))
+
+    def stored(self) -> list[str]:
+        if self.problem():
+            return []
+        return [name for name in SECRETS if self._call(lambda name=name: self._backend.get_password(SERVICE, name))]
+
+    def environment(self) -> dict[str, str]:
+        """The stored secrets as the environment variables the agent CLIs read. A keyring that fails here counts
+        as holding nothing (the agent then shows "no API key"); the failure is logged."""
+        if self.problem():
+            return {}
+        found = {}
+        for name, variable in SECRETS.items():
+            try:
+                value = self._call(lambda name=name: self._backend.get_password(SERVICE, name))
+            except SecretStoreError as error:
+                log.warning("cannot read %s from the keyring: %s", name, error)
+                continue
+            if value:
+                found[variable] = value
+        return found
+
+    def _check(self, name: str) -> None:
+        if name not in SECRETS:
+            raise SecretStoreError(f"'{name[:40]}' is not a secret Coxswain keeps; known: {', '.join(SECRETS)}")
+        problem = self.problem()
+        if problem:
+            raise SecretStoreError(problem)
+
+    @staticmethod
+    def _call(action):  # type: ignore[no-untyped-def]
+        try:
+            return action()
+        except KeyringLocked:
+            raise SecretStoreError("the keyring is locked; unlock it (sign in to your desktop) and try again") from None
+        except KeyringError as error:
+            raise SecretStoreError(f"the keyring failed: {error}") from None
+
+
+def _leaves(backend: keyring.backend.KeyringBackend) -> Iterable[keyring.backend.KeyringBackend]:
+    inner = getattr(backend, "backends", None)
+    if inner is None:
+        return [backend]
+    return [leaf for b in inner for leaf in _leaves(b)]
