@@ -29,13 +29,9 @@ from desktop.platform.credentials import owner_token
 from desktop.platform.instance import InstanceLock
 from desktop.platform.paths import Home
 from desktop.platform.secrets import Secrets
+from desktop.runtimes import builtin_runtimes
 from desktop.runtimes.base import Event, Runtime
-from desktop.runtimes.claude import ClaudeRuntime
-from desktop.runtimes.codex import CodexRuntime
-from desktop.runtimes.copilot import CopilotRuntime
-from desktop.runtimes.gemini import GeminiRuntime
 from desktop.runtimes.runner import write_atomically
-from desktop.runtimes.shell import ShellRuntime
 from desktop.store import requests as requests_sql
 from desktop.store.db import Store
 from desktop.store.rows import RequestRow
@@ -52,9 +48,7 @@ class Daemon:
                  clock: Clock | None = None) -> None:
         self.home, self.host, self.port = home, host, port
         self.clock = clock or SystemClock()
-        self.runtimes: dict[str, Runtime] = {"shell": ShellRuntime(), "claude": ClaudeRuntime(),
-                                             "codex": CodexRuntime(), "gemini": GeminiRuntime(),
-                                             "copilot": CopilotRuntime()}
+        self.runtimes: dict[str, Runtime] = builtin_runtimes()
         self.events = EventBus()
         self.url = ""
         self._lock = InstanceLock(home.lock)

@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.agent_env import offline_env
 from tests.daemon_process import DaemonProcess
 from tests.fake_model.server import FakeModelServer
 
@@ -33,22 +34,6 @@ def make_daemon(tmp_path: Path) -> Iterator["type[DaemonProcess]"]:
         process.kill_runners()
 
 
-CODEX_CONFIG = """model = "gpt-5.5"
-model_provider = "fake"
-
-[model_providers.fake]
-name = "fake"
-base_url = "{url}/v1"
-env_key = "OPENAI_API_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-"""
-GEMINI_SETTINGS = """{"security": {"auth": {"selectedType": "gemini-api-key"}},
- "privacy": {"usageStatisticsEnabled": false},
- "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}"""
-AGENT_CLIS = Path(__file__).resolve().parent.parent / ".cache" / "agent-clis" / "node_modules" / ".bin"
-
 
 @pytest.fixture
 def fake_model(tmp_path: Path) -> Iterator[FakeModelServer]:
@@ -65,28 +50,7 @@ def fake_model(tmp_path: Path) -> Iterator[FakeModelServer]:
 @pytest.fixture
 def agent_env(tmp_path: Path, fake_model: FakeModelServer) -> dict[str, str]:
     """The environment a daemon needs to drive the real agent CLIs against the fake model, offline."""
-    import os
-
-    folder = os.environ.get("COXSWAIN_AGENT_CLIS", str(AGENT_CLIS))
-    assert Path(folder, "claude").exists(), f"the agent CLIs are not installed in {folder}; run .ci/run"
-    url = f"http://127.0.0.1:{fake_model.port}"
-    codex_home = tmp_path / "codex-home"
-    codex_home.mkdir()
-    (codex_home / "config.toml").write_text(CODEX_CONFIG.format(url=url))
-    user_home = tmp_path / "user-home"
-    (user_home / ".gemini").mkdir(parents=True)
-    (user_home / ".gemini" / "settings.json").write_text(GEMINI_SETTINGS)
-    return {
-        "HOME": str(user_home),
-        "COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_TYPE": "openai", "COPILOT_PROVIDER_BASE_URL": f"{url}/v1",
-        "COPILOT_PROVIDER_API_KEY": "fake-provider-key", "COPILOT_MODEL": "gpt-5.5",
-        "GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "fake-key",
-        "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "fake-key",
-        "PATH": f"{folder}:{os.environ['PATH']}",
-        "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "fake-key",
-        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config"),
-        "NO_PROXY": "127.0.0.1,localhost", "HTTPS_PROXY": "", "HTTP_PROXY": "",
-    }
+    return offline_env(tmp_path, f"http://127.0.0.1:{fake_model.port}")
 
 
 @pytest.fixture
