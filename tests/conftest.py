@@ -54,33 +54,38 @@ def agent_env(tmp_path: Path, fake_model: FakeModelServer) -> dict[str, str]:
 
 
 @pytest.fixture
-def secret_service(tmp_path: Path) -> Iterator[dict[str, str]]:
+def secret_service() -> Iterator[dict[str, str]]:
     """A private D-Bus session bus with an unlocked GNOME Keyring on it: the real Secret Service backend."""
     import contextlib
     import os
+    import shutil
     import signal
     import subprocess
+    import tempfile
     import time
 
+    # a short folder: the keyring's control socket path must fit in a UNIX socket address (108 bytes)
+    home = Path(tempfile.mkdtemp(prefix="kr"))
     bus = subprocess.run(["dbus-daemon", "--session", "--fork", "--print-address=1", "--print-pid=1"],
                          capture_output=True, text=True, check=True).stdout.split()
     address, bus_pid = bus[0], int(bus[1])
-    (tmp_path / "keyring-home").mkdir()
-    env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": address, "HOME": str(tmp_path / "keyring-home")}
+    env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": address, "HOME": str(home)}
     keyring_daemon = subprocess.Popen(["gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets"],
-                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                       env=env)
     assert keyring_daemon.stdin is not None
     keyring_daemon.stdin.write(b"test-keyring-password")
     keyring_daemon.stdin.close()
-    deadline = time.monotonic() + 10
-    while not (tmp_path / "keyring-home" / ".local" / "share" / "keyrings" / "login.keyring").exists():
-        assert time.monotonic() < deadline, "GNOME Keyring did not start"
-        time.sleep(0.05)
     try:
+        deadline = time.monotonic() + 20
+        while not (home / ".local" / "share" / "keyrings" / "login.keyring").exists():
+            if keyring_daemon.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"GNOME Keyring did not start: {keyring_daemon.stderr.read()!r}")  # type: ignore[union-attr]
+            time.sleep(0.05)
         yield {"DBUS_SESSION_BUS_ADDRESS": address}
     finally:
         keyring_daemon.terminate()
         keyring_daemon.wait(10)
         with contextlib.suppress(ProcessLookupError):
             os.kill(bus_pid, signal.SIGTERM)
+        shutil.rmtree(home, ignore_errors=True)
