@@ -157,3 +157,18 @@ def test_agent_options_are_validated_and_reach_the_cli(claude_daemon: DaemonProc
     row = claude_daemon.request("SAY done", agent="c2")
     claude_daemon.wait_state(row["id"], "done", timeout=60)
     assert sessions_seen(fake_model)[-1]["model"] == "claude-test-model"
+
+
+def test_a_resume_whose_session_is_gone_fails_with_the_reason(claude_daemon: DaemonProcess, tmp_path: Path) -> None:
+    marker = tmp_path / "project" / "steps"
+    row = claude_daemon.request(f"TOOL echo one >> {marker}; sleep 30\nTOOL echo two >> {marker}", agent="claude")
+    wait_for(lambda: marker.exists())
+    session = claude_daemon.show(row["id"])["session_ref"]
+    os.killpg(runner_info(claude_daemon, row["id"])["pgid"], signal.SIGKILL)
+    for path in (tmp_path / "claude-config").rglob(f"{session}*"):
+        if path.is_file():
+            path.unlink()
+    failed = claude_daemon.wait_state(row["id"], "failed", timeout=60)
+    assert failed["result"] == f"No conversation found with session ID: {session}"
+    assert marker.read_text() == "one\n", "never started afresh"
+    assert len(list((claude_daemon.home / "tasks").glob(f"{row['id']}.*"))) == 2, "one resume, no loop"

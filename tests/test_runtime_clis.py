@@ -114,3 +114,11 @@ def test_authentication_error_in_words(codex_daemon: DaemonProcess, runtime: str
     row = codex_daemon.request("FAIL 401", agent="codex")
     failed = codex_daemon.wait_state(row["id"], "failed", timeout=60)
     assert RUNTIMES[runtime]["auth"] in failed["result"]
+
+
+# Gemini CLI retries a 429 by its own policy for minutes before it gives up, too long for the suite.
+@pytest.mark.parametrize("runtime", ["codex", "copilot"])
+def test_rate_limit_fails_with_the_clis_reason(codex_daemon: DaemonProcess, runtime: str) -> None:
+    row = codex_daemon.request("FAIL 429", agent="codex")
+    failed = codex_daemon.wait_state(row["id"], "failed", "done", timeout=120)
+    assert failed["state"] == "failed" and ("429" in failed["result"] or "rate" in failed["result"].lower()), failed

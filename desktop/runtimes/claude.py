@@ -95,7 +95,8 @@ class ClaudeParser:
         if kind == "user":
             return self._tool_results(message)
         if kind == "result":
-            events = [Event("result", str(message.get("result") or ""), is_error=bool(message.get("is_error")),
+            text = str(message.get("result") or "; ".join(str(e) for e in message.get("errors") or []))
+            events = [Event("result", text, is_error=bool(message.get("is_error")),
                             data={"terminal_reason": message.get("terminal_reason")})]
             if message.get("total_cost_usd") is not None:
                 events.append(Event("usage", value=float(message["total_cost_usd"]), data=message.get("usage") or {}))

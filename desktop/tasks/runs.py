@@ -230,8 +230,9 @@ class RequestRuns:
         elif run.fatal is not None:
             self._ledger.finish(row.id, code, run.fatal, failure=run.fatal)
         elif run.result is not None:
-            failure = (run.result.text or "the agent reported an error") if run.result.is_error else None
-            self._ledger.finish(row.id, 0 if failure is None else code, run.result.text, failure=failure)
+            reason = run.result.text or (run.errors[-1] if run.errors else "the agent reported an error")
+            failure = reason if run.result.is_error else None
+            self._ledger.finish(row.id, 0 if failure is None else code, failure or run.result.text, failure=failure)
         elif self._should_resume(run, row):
             attempts = len(tasks_sql.for_request(self._store.conn, row.id))
             self._ledger.interrupt(row.id, f"the {run.runtime.name} process ended mid-turn "
