@@ -2,13 +2,15 @@
 URLs. Only allowlisted backends are used; there is no silent fall-back to plaintext."""
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 import keyring
 import keyring.backend
 from keyring.errors import KeyringError, KeyringLocked
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 SERVICE = "coxswain"
 # the names people use -> the environment variable the agent CLIs read
 SECRETS = {
@@ -50,7 +52,7 @@ class Secrets:
     def stored(self) -> list[str]:
         if self.problem():
             return []
-        return [name for name in SECRETS if self._call(lambda name=name: self._backend.get_password(SERVICE, name))]
+        return [name for name in SECRETS if self._read(name)]
 
     def environment(self) -> dict[str, str]:
         """The stored secrets as the environment variables the agent CLIs read. A keyring that fails here counts
@@ -60,13 +62,16 @@ class Secrets:
         found = {}
         for name, variable in SECRETS.items():
             try:
-                value = self._call(lambda name=name: self._backend.get_password(SERVICE, name))
+                value = self._read(name)
             except SecretStoreError as error:
                 log.warning("cannot read %s from the keyring: %s", name, error)
                 continue
             if value:
                 found[variable] = value
         return found
+
+    def _read(self, name: str) -> str | None:
+        return self._call(lambda: self._backend.get_password(SERVICE, name))
 
     def _check(self, name: str) -> None:
         if name not in SECRETS:
@@ -76,7 +81,7 @@ class Secrets:
             raise SecretStoreError(problem)
 
     @staticmethod
-    def _call(action):  # type: ignore[no-untyped-def]
+    def _call(action: Callable[[], T]) -> T:
         try:
             return action()
         except KeyringLocked:

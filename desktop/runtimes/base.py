@@ -1,6 +1,7 @@
 """The one small interface every agent runtime adapter implements, and the events adapters report."""
 
 import json
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -54,6 +55,28 @@ class Runtime(Protocol):
         ...
 
     def parser(self) -> Parser: ...
+
+
+def executable(name: str, env: dict[str, str]) -> str:
+    """The CLI's full path on the agent's PATH (or its bare name, which then fails to start with a clear error)."""
+    return shutil.which(name, path=env.get("PATH")) or name
+
+
+def missing_cli(name: str, env: dict[str, str], keys: tuple[str, ...], signed_in: bool = False,
+                no_key: str = "no API key") -> str | None:
+    """"not installed", `no_key` when none of the credential variables is set (and no sign-in), else None."""
+    if shutil.which(name, path=env.get("PATH")) is None:
+        return "not installed"
+    if not signed_in and not any(env.get(key) for key in keys):
+        return no_key
+    return None
+
+
+def model_and_args(agent: AgentRow, model_flag: str) -> list[str]:
+    """The agent's model option and extra arguments, as command-line arguments."""
+    extra = [model_flag, str(agent.options["model"])] if agent.options.get("model") else []
+    args = agent.options.get("args") or []
+    return extra + [str(a) for a in args] if isinstance(args, list) else extra
 
 
 def context_block(references: list[dict[str, Any]]) -> str:

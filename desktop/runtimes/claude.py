@@ -6,12 +6,20 @@ there, denies the call and ends the turn. Progress comes from the Task tools (Ta
 
 import json
 import shlex
-import shutil
 import uuid
 from pathlib import Path
 from typing import Any
 
-from desktop.runtimes.base import Event, Launch, context_block, json_line
+from desktop.runtimes.base import (
+    CancelMode,
+    Event,
+    Launch,
+    context_block,
+    executable,
+    json_line,
+    missing_cli,
+    model_and_args,
+)
 from desktop.store.rows import AgentRow, RequestRow
 
 CONTINUE = ("The session was interrupted (the process stopped before the turn ended). Continue the task where you "
@@ -27,18 +35,14 @@ QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER":
 
 class ClaudeRuntime:
     name = "claude"
-    cancel_mode = "hook"
+    cancel_mode: CancelMode = "hook"
     permission_modes: tuple[str, ...] = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
     resumable = True
     executable = "claude"
     key_variable = "ANTHROPIC_API_KEY"
 
     def missing(self, env: dict[str, str]) -> str | None:
-        if shutil.which(self.executable, path=env.get("PATH")) is None:
-            return "not installed"
-        if not env.get(self.key_variable):
-            return "no API key"
-        return None
+        return missing_cli(self.executable, env, (self.key_variable,))
 
     def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
                env: dict[str, str]) -> Launch:
@@ -57,16 +61,11 @@ class ClaudeRuntime:
         (task_dir / "deny.json").write_text(json.dumps(DENY))
         hook = f"[ -e {shlex.quote(str(flag))} ] && cat {shlex.quote(str(task_dir / 'deny.json'))} || true"
         settings = {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": hook}]}]}}
-        options = agent.options
-        argv = [shutil.which(self.executable, path=env.get("PATH")) or self.executable, *turn,
-                "--output-format", "stream-json", "--verbose", "--settings", json.dumps(settings)]
-        if options.get("model"):
-            argv += ["--model", str(options["model"])]
-        if options.get("permission_mode"):
-            argv += ["--permission-mode", str(options["permission_mode"])]
-        argv += ["--allowedTools", str(options.get("allowed_tools", "Bash,Read,Edit,Write,TaskCreate,TaskUpdate"))]
-        argv += [str(a) for a in options.get("args", [])]  # type: ignore[union-attr]
-        return argv
+        argv = [executable(self.executable, env), *turn, "--output-format", "stream-json", "--verbose",
+                "--settings", json.dumps(settings), "--allowedTools", "Bash,Read,Edit,Write,TaskCreate,TaskUpdate"]
+        if agent.options.get("permission_mode"):
+            argv += ["--permission-mode", str(agent.options["permission_mode"])]
+        return argv + model_and_args(agent, "--model")
 
     def parser(self) -> "ClaudeParser":
         return ClaudeParser()

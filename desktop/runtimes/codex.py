@@ -2,11 +2,19 @@
 `codex exec … resume <thread_id> PROMPT`. Codex has no usable hook to stop a turn, so cancel interrupts the whole
 process group right after a tool call completes (the safe point). Progress comes from its plan (`todo_list`)."""
 
-import shutil
 from pathlib import Path
 from typing import Any
 
-from desktop.runtimes.base import Event, Launch, context_block, json_line
+from desktop.runtimes.base import (
+    CancelMode,
+    Event,
+    Launch,
+    context_block,
+    executable,
+    json_line,
+    missing_cli,
+    model_and_args,
+)
 from desktop.runtimes.claude import CONTINUE
 from desktop.store.rows import AgentRow, RequestRow
 
@@ -17,18 +25,14 @@ QUIET = ["-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=fal
 
 class CodexRuntime:
     name = "codex"
-    cancel_mode = "after_tool"
+    cancel_mode: CancelMode = "after_tool"
     permission_modes: tuple[str, ...] = SANDBOXES
     resumable = True
     executable = "codex"
 
     def missing(self, env: dict[str, str]) -> str | None:
-        if shutil.which(self.executable, path=env.get("PATH")) is None:
-            return "not installed"
         home = Path(env.get("CODEX_HOME") or Path(env.get("HOME", "~")).expanduser() / ".codex")
-        if not (env.get("OPENAI_API_KEY") or env.get("CODEX_API_KEY") or (home / "auth.json").exists()):
-            return "no API key"
-        return None
+        return missing_cli(self.executable, env, ("OPENAI_API_KEY", "CODEX_API_KEY"), (home / "auth.json").exists())
 
     def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
                env: dict[str, str]) -> Launch:
@@ -40,12 +44,9 @@ class CodexRuntime:
         return Launch([*self._exec(agent, env), "resume", request.session_ref, CONTINUE], {}, request.session_ref)
 
     def _exec(self, agent: AgentRow, env: dict[str, str]) -> list[str]:
-        options = agent.options
-        argv = [shutil.which(self.executable, path=env.get("PATH")) or self.executable, "exec", "--json",
-                "--skip-git-repo-check", *QUIET, "-s", str(options.get("permission_mode") or "workspace-write")]
-        if options.get("model"):
-            argv += ["-m", str(options["model"])]
-        return argv + [str(a) for a in options.get("args", [])]  # type: ignore[union-attr]
+        sandbox = str(agent.options.get("permission_mode") or "workspace-write")
+        return [executable(self.executable, env), "exec", "--json", "--skip-git-repo-check", *QUIET, "-s", sandbox,
+                *model_and_args(agent, "-m")]
 
     def parser(self) -> "CodexParser":
         return CodexParser()

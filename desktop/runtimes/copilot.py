@@ -2,12 +2,20 @@
 launch (`--session-id`) and resumed with `-r`. Cancel interrupts the process group right after a tool call completes.
 Copilot has no todo or plan tool, so it reports no progress."""
 
-import shutil
 import uuid
 from pathlib import Path
 from typing import Any
 
-from desktop.runtimes.base import Event, Launch, context_block, json_line
+from desktop.runtimes.base import (
+    CancelMode,
+    Event,
+    Launch,
+    context_block,
+    executable,
+    json_line,
+    missing_cli,
+    model_and_args,
+)
 from desktop.runtimes.claude import CONTINUE
 from desktop.store.rows import AgentRow, RequestRow
 
@@ -16,18 +24,14 @@ CREDENTIALS = ("COPILOT_PROVIDER_API_KEY", "COPILOT_GITHUB_TOKEN", "GH_TOKEN", "
 
 class CopilotRuntime:
     name = "copilot"
-    cancel_mode = "after_tool"
+    cancel_mode: CancelMode = "after_tool"
     permission_modes: tuple[str, ...] = ()
     resumable = True
     executable = "copilot"
 
     def missing(self, env: dict[str, str]) -> str | None:
-        if shutil.which(self.executable, path=env.get("PATH")) is None:
-            return "not installed"
-        logged_in = (Path(env.get("HOME", "~")).expanduser() / ".copilot" / "config.json").exists()
-        if not (logged_in or any(env.get(name) for name in CREDENTIALS)):
-            return "not signed in (no token)"
-        return None
+        signed_in = (Path(env.get("HOME", "~")).expanduser() / ".copilot" / "config.json").exists()
+        return missing_cli(self.executable, env, CREDENTIALS, signed_in, no_key="not signed in (no token)")
 
     def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
                env: dict[str, str]) -> Launch:
@@ -41,12 +45,8 @@ class CopilotRuntime:
         return Launch(self._argv(agent, env, ["-r", request.session_ref, "-p", CONTINUE]), {}, request.session_ref)
 
     def _argv(self, agent: AgentRow, env: dict[str, str], turn: list[str]) -> list[str]:
-        options = agent.options
-        argv = [shutil.which(self.executable, path=env.get("PATH")) or self.executable, *turn,
-                "--output-format", "json", "--allow-all-tools"]
-        if options.get("model"):
-            argv += ["--model", str(options["model"])]
-        return argv + [str(a) for a in options.get("args", [])]  # type: ignore[union-attr]
+        return [executable(self.executable, env), *turn, "--output-format", "json", "--allow-all-tools",
+                *model_and_args(agent, "--model")]
 
     def parser(self) -> "CopilotParser":
         return CopilotParser()

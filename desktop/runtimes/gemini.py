@@ -1,12 +1,20 @@
 """Gemini CLI (`gemini -p … -o stream-json`). The session id is chosen before launch (`--session-id`) and resumed
 with `-r`. Cancel interrupts the process group right after a tool call completes. Progress from `write_todos`."""
 
-import shutil
 import uuid
 from pathlib import Path
 from typing import Any
 
-from desktop.runtimes.base import Event, Launch, context_block, json_line
+from desktop.runtimes.base import (
+    CancelMode,
+    Event,
+    Launch,
+    context_block,
+    executable,
+    json_line,
+    missing_cli,
+    model_and_args,
+)
 from desktop.runtimes.claude import CONTINUE
 from desktop.store.rows import AgentRow, RequestRow
 
@@ -16,17 +24,13 @@ DEFAULT_MODE = "yolo"
 
 class GeminiRuntime:
     name = "gemini"
-    cancel_mode = "after_tool"
+    cancel_mode: CancelMode = "after_tool"
     permission_modes: tuple[str, ...] = ("default", "auto_edit", "yolo", "plan")
     resumable = True
     executable = "gemini"
 
     def missing(self, env: dict[str, str]) -> str | None:
-        if shutil.which(self.executable, path=env.get("PATH")) is None:
-            return "not installed"
-        if not (env.get("GEMINI_API_KEY") or env.get("GOOGLE_API_KEY")):
-            return "no API key"
-        return None
+        return missing_cli(self.executable, env, ("GEMINI_API_KEY", "GOOGLE_API_KEY"))
 
     def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
                env: dict[str, str]) -> Launch:
@@ -45,12 +49,9 @@ class GeminiRuntime:
         return {"GEMINI_CLI_TRUST_WORKSPACE": "true"}  # the owner chose this folder for the agent
 
     def _argv(self, agent: AgentRow, env: dict[str, str], turn: list[str]) -> list[str]:
-        options = agent.options
-        argv = [shutil.which(self.executable, path=env.get("PATH")) or self.executable, *turn, "-o", "stream-json",
-                "--approval-mode", str(options.get("permission_mode") or DEFAULT_MODE)]
-        if options.get("model"):
-            argv += ["-m", str(options["model"])]
-        return argv + [str(a) for a in options.get("args", [])]  # type: ignore[union-attr]
+        mode = str(agent.options.get("permission_mode") or DEFAULT_MODE)
+        return [executable(self.executable, env), *turn, "-o", "stream-json", "--approval-mode", mode,
+                *model_and_args(agent, "-m")]
 
     def parser(self) -> "GeminiParser":
         return GeminiParser()

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from desktop.runtimes.base import Event, Launch
+from desktop.runtimes.base import CancelMode, Event, Launch
 from desktop.store.rows import AgentRow, RequestRow
 
 
@@ -16,7 +16,7 @@ class _NoEvents:
 
 class ShellRuntime:
     name = "shell"
-    cancel_mode = "now"
+    cancel_mode: CancelMode = "now"
     permission_modes: tuple[str, ...] = ()
     resumable = False
 

@@ -147,7 +147,9 @@ class RequestRuns:
         return f"{agent.runtime}: {missing}" if missing else "ready"
 
     def _agent_env(self, agent: AgentRow) -> dict[str, str]:
-        return {**self._environment(), **{k: str(v) for k, v in dict(agent.options.get("env") or {}).items()}}
+        extra = agent.options.get("env")
+        variables = {str(k): str(v) for k, v in extra.items()} if isinstance(extra, dict) else {}
+        return {**self._environment(), **variables}
 
     def output_path(self, request_id: str) -> Path | None:
         task = self._current_task(request_id)
