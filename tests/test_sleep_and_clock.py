@@ -29,7 +29,7 @@ async def live(tmp_path: Path) -> AsyncIterator[tuple[Daemon, MovableClock, http
 
 
 async def wait_state(client: httpx.AsyncClient, request_id: str, state: str) -> dict[str, object]:
-    for _ in range(500):
+    for _ in range(3000):
         row: dict[str, object] = (await client.get(f"/api/requests/{request_id}")).json()
         if row["state"] == state:
             return row
@@ -69,3 +69,43 @@ async def test_a_wall_clock_jump_is_noticed_without_any_signal(live) -> None:  #
     expired = (await client.get(f"/api/requests/{waiting['id']}")).json()
     assert expired["state"] == "expired"
     assert (await client.post(f"/api/requests/{waiting['id']}/approve", json={})).status_code == 409
+
+
+async def test_a_wake_during_a_resume_backoff_resumes_once(tmp_path: Path, agent_env: dict[str, str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    import os
+    import signal
+
+    for name, value in agent_env.items():
+        monkeypatch.setenv(name, value)
+    clock = MovableClock(start=time.time())
+    daemon = Daemon(Home(tmp_path / "home"), port=0, clock=clock)
+    await daemon.start()
+    owner = (tmp_path / "home" / "owner.token").read_text().strip()
+    marker = tmp_path / "steps"
+    try:
+        async with httpx.AsyncClient(base_url=daemon.url, headers={"Authorization": f"Bearer {owner}"}) as client:
+            await client.post("/api/agents", json={"name": "claude", "runtime": "claude", "folder": str(tmp_path)})
+            row = (await client.post("/api/requests", json={"agent": "claude", "prompt":
+                   f"TOOL echo one >> {marker}; sleep 30\nTOOL echo two >> {marker}"})).json()
+            runner = tmp_path / "home" / "tasks" / f"{row['id']}.1" / "runner.json"
+            for _ in range(1000):
+                if marker.exists() and runner.exists() and "pgid" in json.loads(runner.read_text()):
+                    break
+                await asyncio.sleep(0.02)
+            os.killpg(json.loads(runner.read_text())["pgid"], signal.SIGKILL)
+            for _ in range(500):  # the daemon has seen the death and waits out the backoff
+                timeline = (await client.get(f"/api/requests/{row['id']}")).json()["timeline"]
+                if any(t["kind"] == "interrupted" for t in timeline):
+                    break
+                await asyncio.sleep(0.02)
+            await daemon.suspend()
+            await daemon.resume()
+            done = await wait_state(client, row["id"], "done")
+    finally:
+        await daemon.stop()
+    assert marker.read_text() == "one\ntwo\n"
+    assert sorted(p.name for p in (tmp_path / "home" / "tasks").iterdir() if p.is_dir()) == \
+        [f"{row['id']}.1", f"{row['id']}.2"], "one resume"
+    assert [t["kind"] for t in done["timeline"]].count("resumed") == 1  # type: ignore[union-attr]

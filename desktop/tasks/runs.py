@@ -50,6 +50,7 @@ class RequestRuns:
         self._runtimes, self._tasks_dir, self._wall = runtimes, tasks_dir, wall
         self._on_finished, self._on_event, self._environment = on_finished, on_event, environment
         self._watchers: dict[str, asyncio.Task[None]] = {}
+        self._resuming: set[str] = set()  # requests waiting out a resume's backoff
         self._background: set[asyncio.Task[None]] = set()
 
     # --- starting -----------------------------------------------------------------------------------------
@@ -108,7 +109,7 @@ class RequestRuns:
         """Take up every running request nobody follows: follow it if its runner lives, finish (or resume) it if
         its command ended. A shell command is never started again."""
         for request in requests_sql.in_states(self._store.conn, (State.RUNNING,)):
-            if request.id in self._watchers:
+            if request.id in self._watchers or request.id in self._resuming:
                 continue
             task = self._current_task(request.id)
             runtime = self._runtime_of(request)
@@ -239,6 +240,7 @@ class RequestRuns:
             attempts = len(tasks_sql.for_request(self._store.conn, row.id))
             self._ledger.interrupt(row.id, f"the {run.runtime.name} process ended mid-turn "
                                            f"({why or f'exit code {code}'})")
+            self._resuming.add(row.id)
             self._spawn(self._resume_later(row.id, 2 ** (attempts - 1)))
             return
         elif not run.runtime.resumable:  # the shell agent: its exit code is the outcome
@@ -254,7 +256,10 @@ class RequestRuns:
         return run.runtime.resumable and bool(row.session_ref) and attempts <= MAX_RESUMES
 
     async def _resume_later(self, request_id: str, delay: float) -> None:
-        await asyncio.sleep(delay)
+        try:
+            await asyncio.sleep(delay)
+        finally:
+            self._resuming.discard(request_id)
         row = requests_sql.get(self._store.conn, request_id)
         if row is None or row.state != State.RUNNING:
             return

@@ -70,12 +70,21 @@ class Supervisor:
         return read_exit(task_dir)
 
     def signal_group(self, task_dir: Path, signum: int) -> bool:
+        """Signal the command's process group and every descendant of the command: agent CLIs start their tool
+        commands in process groups of their own."""
         try:
             pgid = int(json.loads((task_dir / "runner.json").read_text())["pgid"])
-            os.killpg(pgid, signum)
-            return True
         except (OSError, ValueError, KeyError):
             return False
+        with contextlib.suppress(psutil.Error):
+            for descendant in psutil.Process(pgid).children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    descendant.send_signal(signum)
+        try:
+            os.killpg(pgid, signum)
+        except OSError:
+            return False
+        return True
 
     async def stop(self, task_dir: Path, grace: float) -> None:
         """SIGTERM to the command's process group, SIGKILL after `grace` seconds if it is still there."""
