@@ -102,8 +102,9 @@ class Daemon:
         sock.bind((self.host, self.port))
         self.port = sock.getsockname()[1]
         security.allow_port(self.port)
+        # keep-alive 30 s: a busy client must not have a pooled connection closed under it
         config = uvicorn.Config(security, log_level="warning", access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=2)
+                                timeout_graceful_shutdown=2, timeout_keep_alive=30)
         self._server = _EmbeddedServer(config)
         self._serving = asyncio.create_task(self._server.serve(sockets=[sock]), name="http")
         while not self._server.started:
