@@ -172,3 +172,12 @@ def test_a_resume_whose_session_is_gone_fails_with_the_reason(claude_daemon: Dae
     assert failed["result"] == f"No conversation found with session ID: {session}"
     assert marker.read_text() == "one\n", "never started afresh"
     assert len(list((claude_daemon.home / "tasks").glob(f"{row['id']}.*"))) == 2, "one resume, no loop"
+
+
+def test_a_broken_stream_falls_back_to_a_plain_answer(claude_daemon: DaemonProcess,
+                                                      fake_model: FakeModelServer) -> None:
+    row = claude_daemon.request("CUT\nSAY answered without a stream", agent="claude")
+    done = claude_daemon.wait_state(row["id"], "done", timeout=120)
+    assert done["result"] == "answered without a stream"
+    calls = sessions_seen(fake_model)
+    assert any(call.get("stream") for call in calls) and any(not call.get("stream") for call in calls)

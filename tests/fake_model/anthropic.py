@@ -26,6 +26,11 @@ def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
     return texts, results
 
 
+def wants_cut(body: dict[str, Any]) -> bool:
+    texts, _ = conversation(body)
+    return Script.parse(find_prompt(texts)).cut
+
+
 def calls(script: Script) -> list[tuple[str, dict[str, Any]]]:
     """The script as Claude Code tool calls, one per step."""
     flat: list[tuple[str, dict[str, Any]]] = []

@@ -1,6 +1,7 @@
 """What the fake model does, read from the prompt: one instruction per line.
 
     DELAY <seconds>     wait this long before each answer (a real model takes a while)
+    CUT                 break every streamed answer half-way (plain JSON answers stay whole)
     TOOL <command>      call the runtime's shell tool with <command> (one step per TOOL line, in order)
     TODO <a>=done; <b>  write a todo list (items `=done` are completed) through the runtime's todo tool
     SAY <text>          the final answer (default: "finished after N steps")
@@ -13,7 +14,7 @@ CLI that re-sends its history carries on where it stopped.
 import re
 from dataclasses import dataclass
 
-KEYWORD = re.compile(r"^(TOOL|TODO|SAY|FAIL|DELAY)\b[ :]*(.*)$", re.M)
+KEYWORD = re.compile(r"^(TOOL|TODO|SAY|FAIL|DELAY|CUT)\b[ :]*(.*)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -28,10 +29,11 @@ class Script:
     say: str | None
     fail: int | None
     delay: float = 0.0
+    cut: bool = False
 
     @classmethod
     def parse(cls, prompt: str) -> "Script":
-        steps, say, fail, delay = [], None, None, 0.0
+        steps, say, fail, delay, cut = [], None, None, 0.0, False
         for keyword, rest in KEYWORD.findall(prompt):
             if keyword == "TOOL":
                 steps.append(Step("tool", rest.strip()))
@@ -41,9 +43,11 @@ class Script:
                 say = rest.strip()
             elif keyword == "DELAY":
                 delay = float(rest.strip() or 0)
+            elif keyword == "CUT":
+                cut = True
             else:
                 fail = int(rest.strip() or 500)
-        return cls(steps, say, fail, delay)
+        return cls(steps, say, fail, delay, cut)
 
     def final_text(self, last_result: str) -> str:
         if self.say:

@@ -75,8 +75,11 @@ class Handler(BaseHTTPRequestHandler):
         if error is not None:
             self._json(status, error)
         elif body.get("stream"):
-            events = anthropic.as_events(blocks, model)
-            self._sse(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+            events = [f"event: {name}\ndata: {json.dumps(data)}\n\n"
+                      for name, data in anthropic.as_events(blocks, model)]
+            if anthropic.wants_cut(body):
+                events = events[: len(events) // 2]  # the stream breaks: no message_stop ever comes
+            self._sse(events)
         else:
             self._json(200, anthropic.as_json(blocks, model))
 
