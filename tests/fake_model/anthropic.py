@@ -35,6 +35,11 @@ def calls(script: Script) -> list[tuple[str, dict[str, Any]]]:
     """The script as Claude Code tool calls, one per step."""
     flat: list[tuple[str, dict[str, Any]]] = []
     for step in script.steps:
+        if step.kind == "ask":
+            options = [{"label": "Yes", "description": "go ahead"}, {"label": "No", "description": "stop here"}]
+            flat.append(("AskUserQuestion", {"questions": [{"question": step.argument, "header": "Question",
+                                                            "options": options, "multiSelect": False}]}))
+            continue
         if step.kind == "tool":
             flat.append(("Bash", {"command": step.argument, "description": f"run {step.argument[:40]}"}))
             continue

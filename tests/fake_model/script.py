@@ -3,6 +3,7 @@
     DELAY <seconds>     wait this long before each answer (a real model takes a while)
     CUT                 break every streamed answer half-way (plain JSON answers stay whole)
     TOOL <command>      call the runtime's shell tool with <command> (one step per TOOL line, in order)
+    ASK <question>      ask the person a question through the runtime's question tool (Claude: AskUserQuestion)
     TODO <a>=done; <b>  write a todo list (items `=done` are completed) through the runtime's todo tool
     SAY <text>          the final answer (default: "finished after N steps")
     FAIL <status>       answer every call with that HTTP error (401: authentication, 429: rate limit)
@@ -14,7 +15,7 @@ CLI that re-sends its history carries on where it stopped.
 import re
 from dataclasses import dataclass
 
-KEYWORD = re.compile(r"^(TOOL|TODO|SAY|FAIL|DELAY|CUT)\b[ :]*(.*)$", re.M)
+KEYWORD = re.compile(r"^(TOOL|TODO|ASK|SAY|FAIL|DELAY|CUT)\b[ :]*(.*)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class Script:
                 steps.append(Step("tool", rest.strip()))
             elif keyword == "TODO":
                 steps.append(Step("todo", rest.strip()))
+            elif keyword == "ASK":
+                steps.append(Step("ask", rest.strip()))
             elif keyword == "SAY":
                 say = rest.strip()
             elif keyword == "DELAY":
