@@ -30,11 +30,11 @@ def runtime(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def codex_daemon(make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str],
+def cli_daemon(make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str],
                  runtime: str) -> DaemonProcess:
     daemon = make_daemon(tmp_path / "home").start(env=agent_env)
     (tmp_path / "project").mkdir()
-    answer = daemon.post("/api/agents", {"name": "codex", "runtime": runtime, "folder": str(tmp_path / "project"),
+    answer = daemon.post("/api/agents", {"name": "agent", "runtime": runtime, "folder": str(tmp_path / "project"),
                                          **RUNTIMES[runtime]["options"]})
     assert answer.status_code == 201, answer.text
     return daemon
@@ -44,10 +44,10 @@ def model_calls(model: FakeModelServer, runtime: str) -> list[dict[str, object]]
     return [r["body"] for r in model.requests() if r["method"] == "POST" and RUNTIMES[runtime]["path"] in r["path"]]
 
 
-def test_tool_call_result_and_session(codex_daemon: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path,
+def test_tool_call_result_and_session(cli_daemon: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path,
                                       runtime: str) -> None:
-    row = codex_daemon.request("TOOL echo hi > made-by-the-agent.txt; echo hi", agent="codex")
-    done = codex_daemon.wait_state(row["id"], "done", timeout=60)
+    row = cli_daemon.request("TOOL echo hi > made-by-the-agent.txt; echo hi", agent="agent")
+    done = cli_daemon.wait_state(row["id"], "done", timeout=60)
     assert done["result"] == "finished; last output: hi"
     assert (tmp_path / "project" / "made-by-the-agent.txt").read_text() == "hi\n"
     stored = {"codex": tmp_path / "codex-home", "gemini": tmp_path / "user-home" / ".gemini",
@@ -57,28 +57,28 @@ def test_tool_call_result_and_session(codex_daemon: DaemonProcess, fake_model: F
     assert len(model_calls(fake_model, runtime)) == 2
 
 
-def test_progress_from_the_plan_and_never_invented(codex_daemon: DaemonProcess, runtime: str) -> None:
-    row = codex_daemon.request("TODO read=done; write; test", agent="codex")
-    done = codex_daemon.wait_state(row["id"], "done", timeout=60)
+def test_progress_from_the_plan_and_never_invented(cli_daemon: DaemonProcess, runtime: str) -> None:
+    row = cli_daemon.request("TODO read=done; write; test", agent="agent")
+    done = cli_daemon.wait_state(row["id"], "done", timeout=60)
     if runtime == "copilot":  # no todo or plan tool: no progress
         assert done["progress"] is None
     else:
         assert done["progress"] == pytest.approx(33.3)
 
 
-def test_runtime_killed_mid_turn_resumes_the_same_session(codex_daemon: DaemonProcess, fake_model: FakeModelServer,
+def test_runtime_killed_mid_turn_resumes_the_same_session(cli_daemon: DaemonProcess, fake_model: FakeModelServer,
                                                           tmp_path: Path, runtime: str) -> None:
     marker = tmp_path / "project" / "steps"
     if RUNTIMES[runtime]["kill"] == "tool":
         prompt = f"TOOL echo one >> {marker}; sleep 30\nTOOL echo two >> {marker}"
     else:
         prompt = f"DELAY 2\nTOOL echo one >> {marker}\nTOOL echo two >> {marker}"
-    row = codex_daemon.request(prompt, agent="codex")
+    row = cli_daemon.request(prompt, agent="agent")
     wait_for(lambda: marker.exists())
     time.sleep(0.3)
-    thread = codex_daemon.show(row["id"])["session_ref"]
-    os.killpg(runner_info(codex_daemon, row["id"])["pgid"], signal.SIGKILL)
-    done = codex_daemon.wait_state(row["id"], "done", timeout=60)
+    thread = cli_daemon.show(row["id"])["session_ref"]
+    os.killpg(runner_info(cli_daemon, row["id"])["pgid"], signal.SIGKILL)
+    done = cli_daemon.wait_state(row["id"], "done", timeout=60)
     assert done["session_ref"] == thread
     assert marker.read_text() == "one\ntwo\n"
     assert [t["kind"] for t in done["timeline"]].count("resumed") == 1
@@ -86,39 +86,39 @@ def test_runtime_killed_mid_turn_resumes_the_same_session(codex_daemon: DaemonPr
     assert "TOOL echo one" in resumed and "The session was interrupted" in resumed, "history re-sent"
 
 
-def test_daemon_killed_mid_turn_the_turn_finishes_once(codex_daemon: DaemonProcess, fake_model: FakeModelServer,
+def test_daemon_killed_mid_turn_the_turn_finishes_once(cli_daemon: DaemonProcess, fake_model: FakeModelServer,
                                                        tmp_path: Path, runtime: str) -> None:
     marker = tmp_path / "project" / "steps"
-    row = codex_daemon.request(f"TOOL echo one >> {marker}; sleep 2\nTOOL echo two >> {marker}", agent="codex")
+    row = cli_daemon.request(f"TOOL echo one >> {marker}; sleep 2\nTOOL echo two >> {marker}", agent="agent")
     wait_for(lambda: marker.exists())
-    codex_daemon.stop(signal.SIGKILL)
-    codex_daemon.start(env=codex_daemon.env)
-    codex_daemon.wait_state(row["id"], "done", timeout=60)
+    cli_daemon.stop(signal.SIGKILL)
+    cli_daemon.start(env=cli_daemon.env)
+    cli_daemon.wait_state(row["id"], "done", timeout=60)
     assert marker.read_text() == "one\ntwo\n"
-    assert not (codex_daemon.home / "tasks" / f"{row['id']}.2").exists(), "no second run"
+    assert not (cli_daemon.home / "tasks" / f"{row['id']}.2").exists(), "no second run"
     assert len(model_calls(fake_model, runtime)) == 3
 
 
-def test_cancel_interrupts_right_after_the_tool_call(codex_daemon: DaemonProcess, tmp_path: Path, runtime: str) -> None:
+def test_cancel_interrupts_right_after_the_tool_call(cli_daemon: DaemonProcess, tmp_path: Path, runtime: str) -> None:
     marker = tmp_path / "project" / "steps"
-    row = codex_daemon.request(f"DELAY 0.5\nTOOL echo one >> {marker}; sleep 2; echo first done >> {marker}\n"
-                               f"TOOL echo two >> {marker}", agent="codex")
+    row = cli_daemon.request(f"DELAY 0.5\nTOOL echo one >> {marker}; sleep 2; echo first done >> {marker}\n"
+                               f"TOOL echo two >> {marker}", agent="agent")
     wait_for(lambda: marker.exists())
-    codex_daemon.post(f"/api/requests/{row['id']}/cancel")
-    ended = codex_daemon.wait_state(row["id"], "cancelled", timeout=60)
+    cli_daemon.post(f"/api/requests/{row['id']}/cancel")
+    ended = cli_daemon.wait_state(row["id"], "cancelled", timeout=60)
     assert marker.read_text() == "one\nfirst done\n", "the current tool call finished; the next never ran"
     assert ended["timeline"][-1]["text"] == "cancelled at a safe point"
 
 
-def test_authentication_error_in_words(codex_daemon: DaemonProcess, runtime: str) -> None:
-    row = codex_daemon.request("FAIL 401", agent="codex")
-    failed = codex_daemon.wait_state(row["id"], "failed", timeout=60)
+def test_authentication_error_in_words(cli_daemon: DaemonProcess, runtime: str) -> None:
+    row = cli_daemon.request("FAIL 401", agent="agent")
+    failed = cli_daemon.wait_state(row["id"], "failed", timeout=60)
     assert RUNTIMES[runtime]["auth"] in failed["result"]
 
 
 # Gemini CLI retries a 429 by its own policy for minutes before it gives up, too long for the suite.
 @pytest.mark.parametrize("runtime", ["codex", "copilot"])
-def test_rate_limit_fails_with_the_clis_reason(codex_daemon: DaemonProcess, runtime: str) -> None:
-    row = codex_daemon.request("FAIL 429", agent="codex")
-    failed = codex_daemon.wait_state(row["id"], "failed", "done", timeout=120)
+def test_rate_limit_fails_with_the_clis_reason(cli_daemon: DaemonProcess, runtime: str) -> None:
+    row = cli_daemon.request("FAIL 429", agent="agent")
+    failed = cli_daemon.wait_state(row["id"], "failed", "done", timeout=120)
     assert failed["state"] == "failed" and ("429" in failed["result"] or "rate" in failed["result"].lower()), failed
