@@ -6,11 +6,11 @@ import contextlib
 import json
 import logging
 import os
+import signal
 import socket
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
 
 import uvicorn
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -52,9 +52,7 @@ class Daemon:
         self.events = EventBus()
         self.url = ""
         self._lock = InstanceLock(home.lock)
-        self._background: set[asyncio.Task[None]] = set()
         self._suspended_at: float | None = None
-        self._stopped = asyncio.Event()
 
     async def start(self) -> None:
         self._lock.acquire()
@@ -93,7 +91,7 @@ class Daemon:
 
     async def _serve(self) -> None:
         services = Services(self.store, self.ledger, self.principals, self.agents, self.events,
-                            self.runs.output_path, self.clock.wall, self.runs.agent_status, self.secrets)
+                            self.runs.output_path, self.clock.wall, self.runs.agent_statuses, self.secrets)
         _, security = build(services)
         # IPPROTO_TCP explicitly: asyncio then sets TCP_NODELAY on every connection (else Nagle adds ~40 ms)
         sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM,
@@ -124,17 +122,11 @@ class Daemon:
             await asyncio.wait_for(self._serving, 5)
         self.scheduler.shutdown(wait=False)
         await self.runs.close()
-        for task in list(self._background):
-            task.cancel()
         self._beat()
         with contextlib.suppress(FileNotFoundError):
             self.home.daemon_json.unlink()
         self.store.close()
         self._lock.release()
-        self._stopped.set()
-
-    async def wait_stopped(self) -> None:
-        await self._stopped.wait()
 
     # --- sleep and wake -----------------------------------------------------------------------------------
 
@@ -190,12 +182,11 @@ class Daemon:
         if request.state == State.APPROVED:
             self.dispatcher.kick()
         if action == Action.CANCEL and request.state == State.RUNNING:
-            self._spawn(self.runs.cancel(request))
+            self.runs.cancel_soon(request)
 
-    def _on_runtime_event(self, request_id: str, event: Event) -> None:
-        row = requests_sql.get(self.store.conn, request_id)
-        self.events.publish({"type": "runtime", "id": request_id, "kind": event.kind, "text": event.text[:2000],
-                             "value": event.value, "requester": row.requester if row else None})
+    def _on_runtime_event(self, request: RequestRow, event: Event) -> None:
+        self.events.publish({"type": "runtime", "id": request.id, "kind": event.kind, "text": event.text[:2000],
+                             "value": event.value, "requester": request.requester})
 
     def _schedule_expiry(self, request: RequestRow, at: float | None = None) -> None:
         assert request.expires_at is not None
@@ -211,11 +202,6 @@ class Daemon:
             self.ledger.expire(row.id)
         else:  # the timer fired early by the ledger's clock: look again in a second
             self._schedule_expiry(row, at=time.time() + 1)
-
-    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(coroutine)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
 
     def _add_builtin_agent(self) -> None:
         """A fresh installation gets the built-in shell agent, so it works before anything else is set up."""
@@ -236,8 +222,6 @@ def _clock_time(at: float) -> str:
 
 async def run(home: Home, host: str, port: int) -> None:
     """`cox daemon`: run until SIGTERM or SIGINT."""
-    import signal
-
     daemon = Daemon(home, host, port)
     await daemon.start()
     loop = asyncio.get_running_loop()

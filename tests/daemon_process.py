@@ -69,7 +69,7 @@ class DaemonProcess:
                 info = json.loads(runner_json.read_text())
                 if "pgid" in info:
                     os.killpg(info["pgid"], signal.SIGKILL)
-                if (runner_json.parent / "exit.json").exists() is False:
+                if not (runner_json.parent / "exit.json").exists():
                     os.kill(info["runner_pid"], signal.SIGKILL)
 
     # --- HTTP helpers ---------------------------------------------------------------------------------------

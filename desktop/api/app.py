@@ -41,7 +41,7 @@ class Services:
     events: EventBus
     output_path: Callable[[str], Path | None]
     wall: Callable[[], float]
-    agent_status: Callable[[AgentRow], str]
+    agent_statuses: Callable[[list[AgentRow]], list[str]]
     secrets: Secrets
 
 
@@ -86,13 +86,14 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
 
     @api.get("/api/agents")
     async def list_agents() -> list[m.AgentOut]:
-        return [m.AgentOut.of(a, s.agent_status(a)) for a in s.agents.listing()]
+        agents = s.agents.listing()
+        return [m.AgentOut.of(a, status) for a, status in zip(agents, s.agent_statuses(agents), strict=True)]
 
     @api.post("/api/agents", status_code=201)
     async def add_agent(body: m.NewAgent, request: Request) -> m.AgentOut:
         options = body.model_dump(include={"model", "permission_mode", "args", "env"})
         added = s.agents.add(body.name, body.runtime, body.folder, actor(request), options)
-        return m.AgentOut.of(added, s.agent_status(added))
+        return m.AgentOut.of(added, s.agent_statuses([added])[0])
 
     @api.get("/api/people")
     async def list_people(request: Request) -> list[m.PrincipalOut]:

@@ -23,10 +23,6 @@ class Gap:
     started: float  # wall time of the last check before the gap
     ended: float  # wall time it was noticed
 
-    @property
-    def seconds(self) -> float:
-        return self.ended - self.started
-
 
 class GapDetector:
     """Checked every few seconds: when the wall clock moved much more than the monotonic one (the machine

@@ -176,7 +176,8 @@ class Ledger:
                     row = sql.get(conn, request_id)
                     if row is None:
                         raise NotFound(f"there is no request {request_id}")
-                    if row.state == State.PENDING and action != Action.EXPIRE and (row.expires_at or now + 1) <= now:
+                    overdue = row.expires_at is not None and row.expires_at <= now
+                    if row.state == State.PENDING and action != Action.EXPIRE and overdue:
                         raise _Overdue
                     new_state = next_state(row.id, State(row.state), action)
                     fields.update(state=new_state.value, updated_at=now)

@@ -45,10 +45,6 @@ class Secrets:
             raise SecretStoreError(f"the value for {name} is empty")
         self._call(lambda: self._backend.set_password(SERVICE, name, value.strip()))
 
-    def delete(self, name: str) -> None:
-        self._check(name)
-        self._call(lambda: self._backend.delete_password(SERVICE, name))
-
     def stored(self) -> list[str]:
         if self.problem():
             return []

@@ -4,8 +4,6 @@ import sqlite3
 
 from desktop.store.rows import TaskRow
 
-__all__ = ["TaskRow", "add", "finish", "for_request", "running"]
-
 
 def add(conn: sqlite3.Connection, task_id: str, request_id: str | None, kind: str, folder: str, at: float) -> None:
     conn.execute(
@@ -25,6 +23,3 @@ def for_request(conn: sqlite3.Connection, request_id: str) -> list[TaskRow]:
     rows = conn.execute("SELECT * FROM tasks WHERE request_id = ? ORDER BY started_at", (request_id,))
     return [TaskRow(**dict(r)) for r in rows]
 
-
-def running(conn: sqlite3.Connection) -> list[TaskRow]:
-    return [TaskRow(**dict(r)) for r in conn.execute("SELECT * FROM tasks WHERE ended_at IS NULL")]

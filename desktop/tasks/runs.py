@@ -19,7 +19,7 @@ from desktop.store import directory
 from desktop.store import requests as requests_sql
 from desktop.store import tasks as tasks_sql
 from desktop.store.db import Store
-from desktop.store.rows import AgentRow, RequestRow
+from desktop.store.rows import AgentRow, RequestRow, TaskRow
 from desktop.tasks.supervisor import Exit, Supervisor, tail
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ class _Run:
 class RequestRuns:
     def __init__(self, store: Store, ledger: Ledger, supervisor: Supervisor, runtimes: dict[str, Runtime],
                  tasks_dir: Path, wall: Callable[[], float], on_finished: Callable[[], None],
-                 on_event: Callable[[str, Event], None] = lambda request_id, event: None,
+                 on_event: Callable[[RequestRow, Event], None] = lambda request, event: None,
                  environment: Callable[[], dict[str, str]] = lambda: dict(os.environ)) -> None:
         self._store, self._ledger, self._supervisor = store, ledger, supervisor
         self._runtimes, self._tasks_dir, self._wall = runtimes, tasks_dir, wall
@@ -68,7 +68,7 @@ class RequestRuns:
         missing = runtime.missing(env)
         if missing:
             return self._fail(request.id, f"{runtime.name}: {missing}")
-        attempt = len(tasks_sql.for_request(self._store.conn, request.id)) + 1
+        attempt = self._attempts(request.id) + 1
         task_id = f"{request.id}.{attempt}"
         task_dir = self._tasks_dir / task_id
         task_dir.mkdir(parents=True)
@@ -100,10 +100,15 @@ class RequestRuns:
         if task is None:
             return
         runtime = self._runtime_of(request)
-        if runtime is not None and runtime.cancel_mode in ("hook", "after_tool"):
-            self._cancel_flag(request.id).touch()  # read by Claude's hook; harmless for the others
+        if runtime is not None and runtime.cancel_mode == "hook":
+            self._cancel_flag(request.id).touch()  # the runtime's hook reads it before the next tool call
             return
+        if runtime is not None and runtime.cancel_mode == "after_tool":
+            return  # `_apply` interrupts it when the current tool call completes
         await self._supervisor.stop(Path(task.dir), current(self._store.conn, "cancel_grace"))
+
+    def cancel_soon(self, request: RequestRow) -> None:
+        self._spawn(self.cancel(request))
 
     async def reattach(self, why: str) -> None:
         """Take up every running request nobody follows: follow it if its runner lives, finish (or resume) it if
@@ -124,7 +129,7 @@ class RequestRuns:
             self._ledger.resume(request.id, f"{why}; the command was still running, following it again")
             self._follow(run)
             if request.cancel_requested:
-                self._spawn(self.cancel(request))
+                self.cancel_soon(request)
 
     async def recheck(self, why: str) -> None:
         """After sleep or a clock jump: close the gap in the timeline of each request whose command still runs,
@@ -139,18 +144,20 @@ class RequestRuns:
         for request in requests_sql.in_states(self._store.conn, (State.RUNNING,)):
             self._ledger.interrupt(request.id, why)
 
-    def agent_status(self, agent: AgentRow) -> str:
-        """"ready", or what stops the agent's runtime from working ("claude: not installed")."""
-        runtime = self._runtimes.get(agent.runtime)
-        if runtime is None:
-            return f"{agent.runtime}: unknown runtime"
-        missing = runtime.missing(self._agent_env(agent))
-        return f"{agent.runtime}: {missing}" if missing else "ready"
+    def agent_statuses(self, agents: list[AgentRow]) -> list[str]:
+        """For each agent "ready", or what stops its runtime from working ("claude: not installed")."""
+        base = self._environment()  # one read of the keyring for the whole list
+        statuses = []
+        for agent in agents:
+            runtime = self._runtimes.get(agent.runtime)
+            missing = runtime.missing(self._agent_env(agent, base)) if runtime else "unknown runtime"
+            statuses.append(f"{agent.runtime}: {missing}" if missing else "ready")
+        return statuses
 
-    def _agent_env(self, agent: AgentRow) -> dict[str, str]:
+    def _agent_env(self, agent: AgentRow, base: dict[str, str] | None = None) -> dict[str, str]:
         extra = agent.options.get("env")
         variables = {str(k): str(v) for k, v in extra.items()} if isinstance(extra, dict) else {}
-        return {**self._environment(), **variables}
+        return {**(self._environment() if base is None else base), **variables}
 
     def output_path(self, request_id: str) -> Path | None:
         task = self._current_task(request_id)
@@ -215,7 +222,7 @@ class RequestRuns:
                 self._supervisor.signal_group(run.task_dir, signal.SIGTERM)
         elif event.kind == "tool_finished" and row.cancel_requested and run.runtime.cancel_mode == "after_tool":
             self._supervisor.signal_group(run.task_dir, signal.SIGINT)  # the safe point: between two tool calls
-        self._on_event(row.id, event)
+        self._on_event(row, event)
 
     # --- ending -------------------------------------------------------------------------------------------
 
@@ -236,8 +243,7 @@ class RequestRuns:
             reason = run.result.text or (run.errors[-1] if run.errors else "the agent reported an error")
             failure = reason if run.result.is_error else None
             self._ledger.finish(row.id, 0 if failure is None else code, failure or run.result.text, failure=failure)
-        elif self._should_resume(run, row):
-            attempts = len(tasks_sql.for_request(self._store.conn, row.id))
+        elif run.runtime.resumable and row.session_ref and (attempts := self._attempts(row.id)) <= MAX_RESUMES:
             self._ledger.interrupt(row.id, f"the {run.runtime.name} process ended mid-turn "
                                            f"({why or f'exit code {code}'})")
             self._resuming.add(row.id)
@@ -251,9 +257,8 @@ class RequestRuns:
                                 failure=f"{run.runtime.name} ended without finishing its turn: {detail}")
         self._on_finished()
 
-    def _should_resume(self, run: _Run, row: RequestRow) -> bool:
-        attempts = len(tasks_sql.for_request(self._store.conn, row.id))
-        return run.runtime.resumable and bool(row.session_ref) and attempts <= MAX_RESUMES
+    def _attempts(self, request_id: str) -> int:
+        return len(tasks_sql.for_request(self._store.conn, request_id))
 
     async def _resume_later(self, request_id: str, delay: float) -> None:
         try:
@@ -291,7 +296,7 @@ class RequestRuns:
     def _cancel_flag(self, request_id: str) -> Path:
         return self._tasks_dir / f"{request_id}.cancel"
 
-    def _current_task(self, request_id: str) -> tasks_sql.TaskRow | None:
+    def _current_task(self, request_id: str) -> TaskRow | None:
         tasks = tasks_sql.for_request(self._store.conn, request_id)
         return tasks[-1] if tasks else None
 

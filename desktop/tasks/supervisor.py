@@ -65,7 +65,8 @@ class Supervisor:
         if process is not None:
             await _exited(process.pid)
         if child is not None:
-            await asyncio.to_thread(child.wait)  # reap our own child; it has exited already
+            if child.poll() is None:  # reaps it when it has exited, as it normally has by now
+                await asyncio.to_thread(child.wait)
             del self._children[task_dir]
         return read_exit(task_dir)
 
@@ -89,13 +90,13 @@ class Supervisor:
     async def stop(self, task_dir: Path, grace: float) -> None:
         """SIGTERM to the command's process group, SIGKILL after `grace` seconds if it is still there."""
         self.signal_group(task_dir, signal.SIGTERM)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + grace
-        while loop.time() < deadline:
-            if (task_dir / "exit.json").exists():
-                return
-            await asyncio.sleep(0.05)
-        self.signal_group(task_dir, signal.SIGKILL)
+        runner = self.runner(task_dir)
+        if runner is None:
+            return
+        try:
+            await asyncio.wait_for(_exited(runner.pid), grace)  # the runner ends once the command has
+        except TimeoutError:
+            self.signal_group(task_dir, signal.SIGKILL)
 
 
 def read_exit(task_dir: Path) -> Exit:
@@ -103,7 +104,7 @@ def read_exit(task_dir: Path) -> Exit:
         recorded = json.loads((task_dir / "exit.json").read_text())
     except (OSError, ValueError):
         return Exit(None, "interrupted; outcome unknown")
-    return Exit(recorded.get("returncode"), recorded.get("error"))
+    return Exit(recorded.get("returncode"))
 
 
 def tail(task_dir: Path, lines: int = 20) -> str:
