@@ -71,20 +71,23 @@ class Supervisor:
         return read_exit(task_dir)
 
     def signal_group(self, task_dir: Path, signum: int) -> bool:
-        """Signal the command's process group and every descendant of the command: agent CLIs start their tool
-        commands in process groups of their own."""
+        """Signal the command's process group, then the command's descendants outside it (agent CLIs start their
+        tool commands in process groups of their own). The group goes first, all at once, so no member sees another
+        die before its own signal arrives."""
         try:
             pgid = int(json.loads((task_dir / "runner.json").read_text())["pgid"])
         except (OSError, ValueError, KeyError):
             return False
-        with contextlib.suppress(psutil.Error):
-            for descendant in psutil.Process(pgid).children(recursive=True):
-                with contextlib.suppress(psutil.Error):
-                    descendant.send_signal(signum)
+        outside: list[psutil.Process] = []
+        with contextlib.suppress(psutil.Error):  # collected first: once the command dies its tree is gone
+            outside = [p for p in psutil.Process(pgid).children(recursive=True) if _pgid(p.pid) != pgid]
         try:
             os.killpg(pgid, signum)
         except OSError:
             return False
+        for process in outside:
+            with contextlib.suppress(psutil.Error):
+                process.send_signal(signum)
         return True
 
     async def stop(self, task_dir: Path, grace: float) -> None:
@@ -97,6 +100,13 @@ class Supervisor:
             await asyncio.wait_for(_exited(runner.pid), grace)  # the runner ends once the command has
         except TimeoutError:
             self.signal_group(task_dir, signal.SIGKILL)
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
 
 
 def read_exit(task_dir: Path) -> Exit:
