@@ -6,6 +6,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from desktop.api.client import Client, DaemonError
@@ -42,6 +43,9 @@ def _parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, description=help)
         p.set_defaults(handler=handler)
         return p
+
+    p = command("mcp", _mcp, "the MCP server an agent session starts (stdio; started by the runtimes, not by hand)")
+    p.add_argument("--token-file", required=True, help="a file holding the session's token")
 
     p = command("daemon", _daemon, "run the daemon in the foreground (no tray)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -91,6 +95,9 @@ def _parser() -> argparse.ArgumentParser:
                        ("cancel", "cancel a request (a running one stops at its next safe point)")):
         p = command(verb, _action(verb), help)
         p.add_argument("id")
+    p = command("answer", _answer, "answer the question a running request's agent is waiting on")
+    p.add_argument("id")
+    p.add_argument("text", nargs="+")
     p = command("retry", _retry, "send a request again as a new request; prints the new ID")
     p.add_argument("id")
 
@@ -143,6 +150,13 @@ def _daemon(home: Home, args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"cox: cannot listen on {args.host}:{args.port}: {error.strerror}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _mcp(home: Home, args: argparse.Namespace) -> int:
+    from desktop.mcp.server import serve  # only here: the MCP SDK takes a while to import
+
+    serve(home.daemon_json, Path(args.token_file))
     return 0
 
 
@@ -221,10 +235,19 @@ def _show(home: Home, args: argparse.Namespace) -> int:
         if value not in (None, [], ""):
             shown = ", ".join(value) if isinstance(value, list) else value
             print(f"{key:>12}: {shown}")
+    if row.get("question"):
+        asked = row["question"]
+        choices = f"  [{' / '.join(asked['options'])}]" if asked["options"] else ""
+        print(f"{'question':>12}: {asked['question']}{choices}  (answer: cox answer {row['id']} …)")
     print("    timeline:")
     for entry in row["timeline"]:
         print(f"      {entry['at']}  {entry['state']:<9}  {entry['text']}")
     return 0
+
+
+def _answer(home: Home, args: argparse.Namespace) -> int:
+    return _print(_client(home).post(f"/api/requests/{args.id}/answer", {"text": " ".join(args.text)}),
+                  lambda q: f"answered {q['request_id']}: {q['question']} → {q['answer']}")
 
 
 def _action(verb: str) -> Callable[[Home, argparse.Namespace], int]:

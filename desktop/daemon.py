@@ -8,9 +8,11 @@ import logging
 import os
 import signal
 import socket
+import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import uvicorn
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -30,7 +32,7 @@ from desktop.platform.instance import InstanceLock
 from desktop.platform.paths import Home
 from desktop.platform.secrets import Secrets
 from desktop.runtimes import builtin_runtimes
-from desktop.runtimes.base import Event, Runtime
+from desktop.runtimes.base import Event, Runtime, SessionTools
 from desktop.runtimes.runner import write_atomically
 from desktop.store import requests as requests_sql
 from desktop.store.db import Store
@@ -70,7 +72,8 @@ class Daemon:
         self.ledger.expire_overdue()
         self.secrets = Secrets()
         self.runs = RequestRuns(self.store, self.ledger, Supervisor(), self.runtimes, self.home.tasks, wall,
-                                on_finished=lambda: self.dispatcher.kick(), on_event=self._on_runtime_event,
+                                on_finished=lambda: self.dispatcher.kick(), session_tools=self._session_tools,
+                                on_event=self._on_runtime_event,
                                 environment=lambda: {**os.environ, **self.secrets.environment()})
         self.dispatcher = Dispatcher(self.store, self.ledger, self.runs.launch)
         down_since = self._last_heartbeat()
@@ -171,9 +174,12 @@ class Daemon:
     # --- reacting to the ledger ---------------------------------------------------------------------------
 
     def _on_change(self, request: RequestRow, action: Action) -> None:
-        self.events.publish({"type": "request", "id": request.id, "state": request.state, "action": action.value,
-                             "agent": request.agent, "requester": request.requester,
-                             "progress": request.progress})
+        event = {"type": "request", "id": request.id, "state": request.state, "action": action.value,
+                 "agent": request.agent, "requester": request.requester, "progress": request.progress}
+        if action == Action.ASK:
+            asked = self.ledger.open_question(request.id)
+            event["question"] = asked.text if asked else None
+        self.events.publish(event)
         if request.state == State.PENDING and action == Action.CREATE:
             self._schedule_expiry(request)
         elif action in (Action.APPROVE, Action.DENY, Action.CANCEL, Action.REVOKE, Action.EXPIRE):
@@ -182,11 +188,21 @@ class Daemon:
         if request.state == State.APPROVED:
             self.dispatcher.kick()
         if action == Action.CANCEL and request.state == State.RUNNING:
-            self.runs.cancel_soon(request)
+            self.runs.cancel_soon(request, asking=self.ledger.open_question(request.id) is not None)
+            self.ledger.withdraw_questions(request.id, "the request was cancelled")
 
     def _on_runtime_event(self, request: RequestRow, event: Event) -> None:
         self.events.publish({"type": "runtime", "id": request.id, "kind": event.kind, "text": event.text[:2000],
                              "value": event.value, "requester": request.requester})
+
+    def _session_tools(self, request_id: str, task_dir: Path) -> SessionTools:
+        """`cox mcp` for one turn, with a token good for this running request only (in a file only we can read)."""
+        token_file = task_dir / "session.token"
+        descriptor = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as f:
+            f.write(self.principals.session_token(request_id))
+        return SessionTools(sys.executable, ["-m", "desktop.cli", "--home", str(self.home.root), "mcp",
+                                             "--token-file", str(token_file)])
 
     def _schedule_expiry(self, request: RequestRow, at: float | None = None) -> None:
         assert request.expires_at is not None

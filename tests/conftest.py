@@ -89,3 +89,13 @@ def secret_service() -> Iterator[dict[str, str]]:
         with contextlib.suppress(ProcessLookupError):
             os.kill(bus_pid, signal.SIGTERM)
         shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def claude_daemon(make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str]) -> DaemonProcess:
+    """A daemon with a Claude Code agent `claude` working in tmp_path/project."""
+    daemon = make_daemon(tmp_path / "home").start(env=agent_env)
+    (tmp_path / "project").mkdir()
+    answer = daemon.post("/api/agents", {"name": "claude", "runtime": "claude", "folder": str(tmp_path / "project")})
+    assert answer.status_code == 201, answer.text
+    return daemon

@@ -12,15 +12,6 @@ from tests.daemon_process import DaemonProcess
 from tests.fake_model.server import FakeModelServer
 
 
-@pytest.fixture
-def claude_daemon(make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str]) -> DaemonProcess:
-    daemon = make_daemon(tmp_path / "home").start(env=agent_env)
-    (tmp_path / "project").mkdir()
-    answer = daemon.post("/api/agents", {"name": "claude", "runtime": "claude", "folder": str(tmp_path / "project")})
-    assert answer.status_code == 201, answer.text
-    return daemon
-
-
 def sessions_seen(model: FakeModelServer) -> list[dict[str, object]]:
     return [r["body"] for r in model.requests() if r["method"] == "POST" and r["path"].startswith("/v1/messages")]
 

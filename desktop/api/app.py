@@ -1,5 +1,7 @@
 """The local HTTP API. Handlers are thin: each calls one service method of the core."""
 
+import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -120,7 +122,33 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
     @api.get("/api/requests/{request_id}")
     async def show(request_id: str, request: Request) -> m.RequestOut:
         row = s.ledger.visible(request_id, actor(request))
-        return m.RequestOut.of(row, requests_sql.timeline(s.store.conn, row.id))
+        return m.RequestOut.of(row, requests_sql.timeline(s.store.conn, row.id), s.ledger.open_question(row.id))
+
+    @api.post("/api/requests/{request_id}/answer")
+    async def answer(request_id: str, body: m.Answer, request: Request) -> m.QuestionOut:
+        return m.QuestionOut.of(s.ledger.answer(request_id, actor(request), body.text))
+
+    @api.post("/api/session/questions", status_code=201)
+    async def ask(body: m.NewQuestion, request: Request) -> m.QuestionOut:
+        agent = actor(request)
+        assert agent.request_id is not None
+        return m.QuestionOut.of(s.ledger.ask(agent.request_id, agent, body.question, body.options))
+
+    @api.get("/api/session/questions/{question_id}")
+    async def question(question_id: int, request: Request, wait: float = 0) -> m.QuestionOut:
+        """The question; with `wait`, held open up to that many seconds (at most 60) until it is answered."""
+        agent = actor(request)
+        asked = s.ledger.question(question_id)
+        if asked.request_id != agent.request_id:
+            raise NotFound(f"there is no question {question_id} in this session")
+        if asked.answered_at is None and wait > 0:
+            with s.events.subscribe() as queue, contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(wait, 60)):
+                    while asked.answered_at is None:
+                        event = await queue.get()
+                        if event.get("id") == asked.request_id and event.get("action") == "answer":
+                            asked = s.ledger.question(question_id)
+        return m.QuestionOut.of(asked)
 
     @api.post("/api/requests/{request_id}/approve")
     async def approve(request_id: str, body: m.Empty, request: Request) -> m.RequestOut:

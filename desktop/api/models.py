@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.core.ledger import MAX_PROMPT_CHARS
-from desktop.store.rows import AgentRow, PrincipalRow, RequestRow, TimelineRow
+from desktop.store.rows import AgentRow, PrincipalRow, QuestionRow, RequestRow, TimelineRow
 
 
 class Body(BaseModel):
@@ -47,6 +47,15 @@ class SettingChange(Body):
     value: str = Field(max_length=256)
 
 
+class NewQuestion(Body):
+    question: str = Field(min_length=1, max_length=4000)
+    options: list[Annotated[str, Field(max_length=200)]] = Field(default_factory=list, max_length=10)
+
+
+class Answer(Body):
+    text: str = Field(min_length=1, max_length=4000)
+
+
 def iso(at: float | None) -> str | None:
     return None if at is None else datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds")
 
@@ -60,6 +69,24 @@ class TimelineEntry(BaseModel):
     @classmethod
     def of(cls, row: TimelineRow) -> "TimelineEntry":
         return cls(at=iso(row.at) or "", kind=row.kind, state=row.state, text=row.text)
+
+
+class QuestionOut(BaseModel):
+    id: int
+    request_id: str
+    question: str
+    options: list[str]
+    asked_at: str
+    answer: str | None
+    answered_by: str | None
+    answered_at: str | None
+    withdrawn: bool
+
+    @classmethod
+    def of(cls, row: QuestionRow) -> "QuestionOut":
+        return cls(id=row.id, request_id=row.request_id, question=row.text, options=row.options,
+                   asked_at=iso(row.asked_at) or "", answer=row.answer or None, answered_by=row.answered_by,
+                   answered_at=iso(row.answered_at), withdrawn=row.answered_at is not None and not row.answer)
 
 
 class RequestOut(BaseModel):
@@ -81,9 +108,11 @@ class RequestOut(BaseModel):
     started_at: str | None
     ended_at: str | None
     timeline: list[TimelineEntry] | None = None
+    question: QuestionOut | None = None  # the open question the agent waits on
 
     @classmethod
-    def of(cls, row: RequestRow, timeline: list[TimelineRow] | None = None) -> "RequestOut":
+    def of(cls, row: RequestRow, timeline: list[TimelineRow] | None = None,
+           question: QuestionRow | None = None) -> "RequestOut":
         return cls(
             id=row.id, state=row.state, agent=row.agent, requester=row.requester, prompt=row.prompt,
             retry_of=row.retry_of, references=row.refs, session_ref=row.session_ref, progress=row.progress,
@@ -91,6 +120,7 @@ class RequestOut(BaseModel):
             created_at=iso(row.created_at) or "", expires_at=iso(row.expires_at), approved_at=iso(row.approved_at),
             started_at=iso(row.started_at), ended_at=iso(row.ended_at),
             timeline=None if timeline is None else [TimelineEntry.of(t) for t in timeline],
+            question=None if question is None else QuestionOut.of(question),
         )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 class Actor:
     name: str
     kind: str  # owner | person | machine | agent | system
+    request_id: str | None = None  # an agent acts for the one running request whose session token it holds
 
     @property
     def is_owner(self) -> bool:

@@ -14,13 +14,15 @@ from desktop.core.errors import Conflict, Forbidden, Invalid, NotFound
 from desktop.core.settings import current
 from desktop.core.states import TERMINAL, Action, State, next_state
 from desktop.store import directory
+from desktop.store import questions as questions_sql
 from desktop.store import requests as sql
 from desktop.store.db import Store
-from desktop.store.rows import RequestRow
+from desktop.store.rows import QuestionRow, RequestRow
 
 log = logging.getLogger(__name__)
 MAX_PROMPT_CHARS = 100_000
 Listener = Callable[[RequestRow, Action], None]
+Also = Callable[[sqlite3.Connection, float], object]  # more to write in the same transaction
 
 
 class Ledger:
@@ -159,10 +161,51 @@ class Ledger:
         return self._write(request_id, Action.PROGRESS, SYSTEM, fields={"progress": percent},
                            text=f"progress {percent:.0f}%", kind="progress")
 
+    # --- questions from the agent ----------------------------------------------------------------------------
+
+    def ask(self, request_id: str, agent: Actor, text: str, options: list[str]) -> QuestionRow:
+        """The running agent asks the people behind the request; its turn waits for the answer."""
+        if not text.strip():
+            raise Invalid("the question is empty")
+        asked: list[int] = []
+        shown = text.strip() + (f" ({' / '.join(options)})" if options else "")
+        self._write(request_id, Action.ASK, agent, text=f"question: {shown}", kind="question",
+                    also=lambda conn, now: asked.append(questions_sql.add(conn, request_id, now, text, options)))
+        return self.question(asked[0])
+
+    def answer(self, request_id: str, actor: Actor, text: str) -> QuestionRow:
+        """The requester or the owner answers the request's oldest open question."""
+        row = self.visible(request_id, actor)
+        if not text.strip():
+            raise Invalid("the answer is empty")
+        waiting = questions_sql.open_for(self._store.conn, row.id)
+        if row.state == State.RUNNING and not waiting:
+            raise Conflict(f"{row.id} has no open question")
+        question = waiting[0].id if waiting else 0
+        self._write(row.id, Action.ANSWER, actor, text=f"answered by {actor.name}: {text.strip()}", kind="answer",
+                    also=_closing(question, text.strip(), actor.name))
+        return self.question(question)
+
+    def withdraw_questions(self, request_id: str, why: str) -> None:
+        """Open questions of a turn that ended or broke off are closed: a resumed turn asks again if it must."""
+        for question in questions_sql.open_for(self._store.conn, request_id):
+            self._write(request_id, Action.ANSWER, SYSTEM, text=f"question withdrawn: {why}", kind="answer",
+                        also=_closing(question.id, "", SYSTEM.name))
+
+    def question(self, question_id: int) -> QuestionRow:
+        found = questions_sql.get(self._store.conn, question_id)
+        if found is None:
+            raise NotFound(f"there is no question {question_id}")
+        return found
+
+    def open_question(self, request_id: str) -> QuestionRow | None:
+        waiting = questions_sql.open_for(self._store.conn, request_id)
+        return waiting[0] if waiting else None
+
     # --- the one writer -----------------------------------------------------------------------------------
 
     def _write(self, request_id: str | None, action: Action, actor: Actor, *, fields: dict[str, Any] | None = None,
-               text: str, kind: str = "state") -> RequestRow:
+               text: str, kind: str = "state", also: Also | None = None) -> RequestRow:
         fields = dict(fields or {})
         now = self._wall()
         try:
@@ -188,6 +231,8 @@ class Ledger:
                     elif new_state in TERMINAL:
                         fields["ended_at"] = now
                     sql.update(conn, row.id, row.state, fields)
+                if also is not None:
+                    also(conn, now)
                 sql.add_timeline(conn, request_id, now, kind, new_state.value, text)
                 audit.append(conn, now, actor, action.value, request_id, text)
         except _Overdue:
@@ -216,6 +261,10 @@ class Ledger:
     def _owner_only(actor: Actor, what: str) -> None:
         if not actor.is_owner:
             raise Forbidden(f"only the owner can {what}")
+
+
+def _closing(question_id: int, answer: str, by: str) -> Also:
+    return lambda conn, now: questions_sql.close(conn, question_id, answer, now, by)
 
 
 class _Overdue(Exception):

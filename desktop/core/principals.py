@@ -11,6 +11,7 @@ from desktop.core.actors import Actor
 from desktop.core.errors import Conflict, Forbidden, Invalid, NotFound
 from desktop.core.ledger import Ledger
 from desktop.store import directory
+from desktop.store import questions as questions_sql
 from desktop.store.db import Store
 from desktop.store.rows import PrincipalRow
 
@@ -48,11 +49,21 @@ class Principals:
     def authenticate(self, token: str) -> Actor | None:
         digest = token_hash(token)
         row = directory.principal_by_token_hash(self._store.conn, digest)
-        if row is None or row.token_hash is None or row.revoked_at is not None:
+        if row is None:
+            session = questions_sql.running_request_of(self._store.conn, digest)
+            return None if session is None else Actor(session[1], "agent", request_id=session[0])
+        if row.token_hash is None or row.revoked_at is not None:
             return None
         if not hmac.compare_digest(row.token_hash, digest):
             return None
         return Actor(row.name, row.kind)
+
+    def session_token(self, request_id: str) -> str:
+        """A token for the agent session running `request_id`; it is refused once the request stops running."""
+        token = new_token()
+        with self._store.transaction() as conn:
+            questions_sql.add_session_token(conn, token_hash(token), request_id, self._wall())
+        return token
 
     def add(self, name: str, kind: str, actor: Actor) -> str:
         """Register a person or machine; returns its token, which is shown once and never stored."""

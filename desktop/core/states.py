@@ -33,6 +33,8 @@ class Action(StrEnum):
     RESUME = "resume"  # ... and picked it up again
     PROGRESS = "progress"
     SESSION = "session"  # the runtime's session reference became known
+    ASK = "ask"  # the agent asked the people behind the request a question
+    ANSWER = "answer"  # ... and got an answer, or the question was withdrawn
 
 
 P, A, R = State.PENDING, State.APPROVED, State.RUNNING
@@ -54,6 +56,8 @@ TRANSITIONS: dict[tuple[State, Action], State] = {
     (R, Action.RESUME): R,
     (R, Action.PROGRESS): R,
     (R, Action.SESSION): R,
+    (R, Action.ASK): R,
+    (R, Action.ANSWER): R,
 }
 
 _DONE_TO = {
@@ -70,6 +74,8 @@ _DONE_TO = {
     Action.RESUME: "resumed",
     Action.PROGRESS: "given progress",
     Action.SESSION: "given a session",
+    Action.ASK: "asked a question",
+    Action.ANSWER: "answered",
 }
 
 

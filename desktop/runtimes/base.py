@@ -21,6 +21,20 @@ class Launch:
 
 
 @dataclass(frozen=True)
+class SessionTools:
+    """How the runtime starts Coxswain's MCP server (`cox mcp …`) for this turn; its tools are named
+    `ask_question` and `permission_prompt` on the server `coxswain`."""
+
+    command: str
+    args: list[str]
+    server: str = "coxswain"
+
+    def stdio_config(self, **extra: Any) -> dict[str, Any]:
+        """The `mcpServers` entry most CLIs read."""
+        return {"mcpServers": {self.server: {"command": self.command, "args": self.args, **extra}}}
+
+
+@dataclass(frozen=True)
 class Event:
     """One thing a runtime reported. kind: session | turn_started | tool_started | tool_finished | text | progress |
     question | result | error | usage."""
@@ -47,10 +61,11 @@ class Runtime(Protocol):
         ...
 
     def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
-               env: dict[str, str]) -> Launch:
+               env: dict[str, str], tools: SessionTools) -> Launch:
         ...
 
-    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str]) -> Launch | None:
+    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
+               tools: SessionTools) -> Launch | None:
         """The command that continues `request.session_ref`, or None if this runtime cannot resume."""
         ...
 

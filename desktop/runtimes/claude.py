@@ -2,7 +2,9 @@
 
 The session id is chosen before launch (`--session-id`), so it is on the request from the first moment. Cancel stops
 at a safe point through a PreToolUse hook: before each tool call it looks for the task's cancel flag and, when it is
-there, denies the call and ends the turn. Progress comes from the Task tools (TaskCreate / TaskUpdate)."""
+there, denies the call and ends the turn. Progress comes from the Task tools (TaskCreate / TaskUpdate). Questions:
+Claude's own AskUserQuestion reaches Coxswain's MCP server through `--permission-prompt-tool`, which answers it
+with the person's answer."""
 
 import json
 import shlex
@@ -14,6 +16,7 @@ from desktop.runtimes.base import (
     CancelMode,
     Event,
     Launch,
+    SessionTools,
     context_block,
     executable,
     json_line,
@@ -30,7 +33,8 @@ DENY = {"continue": False, "stopReason": "cancelled by the owner in Coxswain",
 FATAL = {"authentication_failed": "Failed to authenticate: the API key was refused",
          "billing_error": "The model provider refused the request for billing reasons"}
 QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
-         "CLAUDE_CODE_ENABLE_TODO_TOOLS": "1", "ENABLE_TOOL_SEARCH": "false"}
+         "CLAUDE_CODE_ENABLE_TODO_TOOLS": "1", "ENABLE_TOOL_SEARCH": "false",
+         "MCP_TOOL_TIMEOUT": str(7 * 24 * 3600 * 1000)}  # a question waits for its answer as long as it takes
 
 
 class ClaudeRuntime:
@@ -45,24 +49,29 @@ class ClaudeRuntime:
         return missing_cli(self.executable, env, (self.key_variable,))
 
     def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
-               env: dict[str, str]) -> Launch:
+               env: dict[str, str], tools: SessionTools) -> Launch:
         session = str(uuid.uuid4())
         prompt = context_block(references) + request.prompt
-        return Launch(self._argv(agent, task_dir, env, ["--session-id", session, "-p", prompt]), dict(QUIET), session)
+        argv = self._argv(agent, task_dir, env, tools, ["--session-id", session, "-p", prompt])
+        return Launch(argv, dict(QUIET), session)
 
-    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str]) -> Launch | None:
+    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
+               tools: SessionTools) -> Launch | None:
         if not request.session_ref:
             return None
-        argv = self._argv(agent, task_dir, env, ["--resume", request.session_ref, "-p", CONTINUE])
+        argv = self._argv(agent, task_dir, env, tools, ["--resume", request.session_ref, "-p", CONTINUE])
         return Launch(argv, dict(QUIET), request.session_ref)
 
-    def _argv(self, agent: AgentRow, task_dir: Path, env: dict[str, str], turn: list[str]) -> list[str]:
+    def _argv(self, agent: AgentRow, task_dir: Path, env: dict[str, str], tools: SessionTools,
+              turn: list[str]) -> list[str]:
         flag = task_dir.parent / (task_dir.name.rsplit(".", 1)[0] + ".cancel")
         (task_dir / "deny.json").write_text(json.dumps(DENY))
         hook = f"[ -e {shlex.quote(str(flag))} ] && cat {shlex.quote(str(task_dir / 'deny.json'))} || true"
         settings = {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": hook}]}]}}
         argv = [executable(self.executable, env), *turn, "--output-format", "stream-json", "--verbose",
-                "--settings", json.dumps(settings), "--allowedTools", "Bash,Read,Edit,Write,TaskCreate,TaskUpdate"]
+                "--settings", json.dumps(settings), "--mcp-config", json.dumps(tools.stdio_config()),
+                "--permission-prompt-tool", f"mcp__{tools.server}__permission_prompt",
+                "--allowedTools", f"Bash,Read,Edit,Write,TaskCreate,TaskUpdate,mcp__{tools.server}__ask_question"]
         if agent.options.get("permission_mode"):
             argv += ["--permission-mode", str(agent.options["permission_mode"])]
         return argv + model_and_args(agent, "--model")

@@ -2,6 +2,7 @@
 `codex exec … resume <thread_id> PROMPT`. Codex has no usable hook to stop a turn, so cancel interrupts the whole
 process group right after a tool call completes (the safe point). Progress comes from its plan (`todo_list`)."""
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ from desktop.runtimes.base import (
     CancelMode,
     Event,
     Launch,
+    SessionTools,
     context_block,
     executable,
     json_line,
@@ -35,21 +37,33 @@ class CodexRuntime:
         return missing_cli(self.executable, env, ("OPENAI_API_KEY", "CODEX_API_KEY"), (home / "auth.json").exists())
 
     def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
-               env: dict[str, str]) -> Launch:
-        return Launch([*self._exec(agent, env), context_block(references) + request.prompt], {})
+               env: dict[str, str], tools: SessionTools) -> Launch:
+        return Launch([*self._exec(agent, env, tools), context_block(references) + request.prompt], {})
 
-    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str]) -> Launch | None:
+    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
+               tools: SessionTools) -> Launch | None:
         if not request.session_ref:
             return None
-        return Launch([*self._exec(agent, env), "resume", request.session_ref, CONTINUE], {}, request.session_ref)
+        return Launch([*self._exec(agent, env, tools), "resume", request.session_ref, CONTINUE], {},
+                      request.session_ref)
 
-    def _exec(self, agent: AgentRow, env: dict[str, str]) -> list[str]:
+    def _exec(self, agent: AgentRow, env: dict[str, str], tools: SessionTools) -> list[str]:
         sandbox = str(agent.options.get("permission_mode") or "workspace-write")
-        return [executable(self.executable, env), "exec", "--json", "--skip-git-repo-check", *QUIET, "-s", sandbox,
-                *model_and_args(agent, "-m")]
+        return [executable(self.executable, env), "exec", "--json", "--skip-git-repo-check", *QUIET,
+                *mcp_overrides(tools), "-s", sandbox, *model_and_args(agent, "-m")]
 
     def parser(self) -> "CodexParser":
         return CodexParser()
+
+
+def mcp_overrides(tools: SessionTools) -> list[str]:
+    """Coxswain's MCP server as `-c` config overrides (values are TOML; a JSON string is a TOML string). `required`:
+    Codex waits for it before the first model call (else a server still starting is left out of the turn); its tools
+    run without an approval prompt (exec has nobody to ask); a question may wait a week for its answer."""
+    table = f"mcp_servers.{tools.server}"
+    values = {"command": json.dumps(tools.command), "args": json.dumps(tools.args), "required": "true",
+              "tool_timeout_sec": str(7 * 24 * 3600), "default_tools_approval_mode": '"approve"'}
+    return [arg for key, value in values.items() for arg in ("-c", f"{table}.{key}={value}")]
 
 
 class CodexParser:

@@ -2,6 +2,7 @@
 launch (`--session-id`) and resumed with `-r`. Cancel interrupts the process group right after a tool call completes.
 Copilot has no todo or plan tool, so it reports no progress."""
 
+import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from desktop.runtimes.base import (
     CancelMode,
     Event,
     Launch,
+    SessionTools,
     context_block,
     executable,
     json_line,
@@ -34,19 +36,22 @@ class CopilotRuntime:
         return missing_cli(self.executable, env, CREDENTIALS, signed_in, no_key="not signed in (no token)")
 
     def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
-               env: dict[str, str]) -> Launch:
+               env: dict[str, str], tools: SessionTools) -> Launch:
         session = str(uuid.uuid4())
         prompt = context_block(references) + request.prompt
-        return Launch(self._argv(agent, env, ["--session-id", session, "-p", prompt]), {}, session)
+        return Launch(self._argv(agent, env, tools, ["--session-id", session, "-p", prompt]), {}, session)
 
-    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str]) -> Launch | None:
+    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
+               tools: SessionTools) -> Launch | None:
         if not request.session_ref:
             return None
-        return Launch(self._argv(agent, env, ["-r", request.session_ref, "-p", CONTINUE]), {}, request.session_ref)
+        argv = self._argv(agent, env, tools, ["-r", request.session_ref, "-p", CONTINUE])
+        return Launch(argv, {}, request.session_ref)
 
-    def _argv(self, agent: AgentRow, env: dict[str, str], turn: list[str]) -> list[str]:
+    def _argv(self, agent: AgentRow, env: dict[str, str], tools: SessionTools, turn: list[str]) -> list[str]:
+        mcp = json.dumps(tools.stdio_config(type="local", tools=["*"]))
         return [executable(self.executable, env), *turn, "--output-format", "json", "--allow-all-tools",
-                *model_and_args(agent, "--model")]
+                "--additional-mcp-config", mcp, *model_and_args(agent, "--model")]
 
     def parser(self) -> "CopilotParser":
         return CopilotParser()

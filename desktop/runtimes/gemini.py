@@ -1,6 +1,7 @@
 """Gemini CLI (`gemini -p … -o stream-json`). The session id is chosen before launch (`--session-id`) and resumed
 with `-r`. Cancel interrupts the process group right after a tool call completes. Progress from `write_todos`."""
 
+import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from desktop.runtimes.base import (
     CancelMode,
     Event,
     Launch,
+    SessionTools,
     context_block,
     executable,
     json_line,
@@ -33,20 +35,23 @@ class GeminiRuntime:
         return missing_cli(self.executable, env, ("GEMINI_API_KEY", "GOOGLE_API_KEY"))
 
     def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
-               env: dict[str, str]) -> Launch:
+               env: dict[str, str], tools: SessionTools) -> Launch:
         session = str(uuid.uuid4())
         prompt = context_block(references) + request.prompt
-        return Launch(self._argv(agent, env, ["--session-id", session, "-p", prompt]), self._env(), session)
+        argv = self._argv(agent, env, ["--session-id", session, "-p", prompt])
+        return Launch(argv, self._env(task_dir, env, tools), session)
 
-    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str]) -> Launch | None:
+    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
+               tools: SessionTools) -> Launch | None:
         if not request.session_ref:
             return None
-        return Launch(self._argv(agent, env, ["-r", request.session_ref, "-p", CONTINUE]), self._env(),
-                      request.session_ref)
+        return Launch(self._argv(agent, env, ["-r", request.session_ref, "-p", CONTINUE]),
+                      self._env(task_dir, env, tools), request.session_ref)
 
     @staticmethod
-    def _env() -> dict[str, str]:
-        return {"GEMINI_CLI_TRUST_WORKSPACE": "true"}  # the owner chose this folder for the agent
+    def _env(task_dir: Path, env: dict[str, str], tools: SessionTools) -> dict[str, str]:
+        return {"GEMINI_CLI_TRUST_WORKSPACE": "true",  # the owner chose this folder for the agent
+                "GEMINI_CLI_HOME": str(overlay_home(task_dir, env, tools))}
 
     def _argv(self, agent: AgentRow, env: dict[str, str], turn: list[str]) -> list[str]:
         mode = str(agent.options.get("permission_mode") or DEFAULT_MODE)
@@ -55,6 +60,30 @@ class GeminiRuntime:
 
     def parser(self) -> "GeminiParser":
         return GeminiParser()
+
+
+def overlay_home(task_dir: Path, env: dict[str, str], tools: SessionTools) -> Path:
+    """A home for one turn whose `.gemini` shows the user's own entry by entry (sessions, sign-in, history), except
+    `settings.json`, which is the user's settings plus Coxswain's MCP server. Gemini reads MCP servers only from
+    settings files, and a system settings file must belong to root; the user's own files stay untouched."""
+    user = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home()) / ".gemini"
+    (user / "tmp").mkdir(parents=True, exist_ok=True)  # sessions are kept there, so a resume finds them
+    overlay = task_dir / "gemini-home" / ".gemini"
+    overlay.mkdir(parents=True)
+    for entry in user.iterdir():
+        if entry.name != "settings.json":
+            (overlay / entry.name).symlink_to(entry)
+    try:
+        settings = json.loads((user / "settings.json").read_text())
+    except FileNotFoundError:
+        settings = {}
+    except ValueError:  # settings with comments: keep them as they are, without Coxswain's tools
+        (overlay / "settings.json").symlink_to(user / "settings.json")
+        return overlay.parent
+    servers = settings.setdefault("mcpServers", {})
+    servers.update(tools.stdio_config(trust=True, timeout=7 * 24 * 3600 * 1000)["mcpServers"])
+    (overlay / "settings.json").write_text(json.dumps(settings, indent=2))
+    return overlay.parent
 
 
 class GeminiParser:

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from desktop.runtimes.base import CancelMode, Event, Launch
+from desktop.runtimes.base import CancelMode, Event, Launch, SessionTools
 from desktop.store.rows import AgentRow, RequestRow
 
 
@@ -24,7 +24,7 @@ class ShellRuntime:
         return None
 
     def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
-               env: dict[str, str]) -> Launch:
+               env: dict[str, str], tools: SessionTools) -> Launch:
         argv = ["cmd.exe", "/c", request.prompt] if os.name == "nt" else ["/bin/sh", "-c", request.prompt]
         extra = {"COX_REQUEST_ID": request.id, "COX_AGENT": agent.name}
         if references:
@@ -33,7 +33,8 @@ class ShellRuntime:
             extra["COX_REFERENCES"] = str(path)
         return Launch(argv, extra)
 
-    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str]) -> Launch | None:
+    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
+               tools: SessionTools) -> Launch | None:
         return None  # a shell command is never run a second time
 
     def parser(self) -> _NoEvents:

@@ -35,7 +35,7 @@ class Store:
                 "install a newer Coxswain"
             )
         for version in range(current + 1, len(migrations) + 1):
-            if version > 1:
+            if current > 0:  # a database that held something before this start (a new one has nothing to lose)
                 self.backup(backups / f"coxswain-v{version - 1}-{time.strftime('%Y%m%dT%H%M%S')}.db")
             with self.transaction() as conn:
                 for statement in _statements(migrations[version - 1]):

@@ -92,3 +92,19 @@ class TaskRow:
     ended_at: float | None
     exit_code: int | None
     outcome: str | None
+
+
+@dataclass(frozen=True)
+class QuestionRow:
+    id: int
+    request_id: str
+    asked_at: float
+    text: str
+    options: list[str]
+    answer: str | None
+    answered_at: float | None
+    answered_by: str | None
+
+    @classmethod
+    def of(cls, row: sqlite3.Row) -> "QuestionRow":
+        return cls(**{**dict(row), "options": json.loads(row["options"])})

@@ -86,4 +86,23 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX tasks_by_request ON tasks(request_id);
     """,
+    # 2: questions an agent asks the people behind its request, and the tokens its session answers to
+    """
+    CREATE TABLE questions (
+        id           INTEGER PRIMARY KEY,
+        request_id   TEXT NOT NULL REFERENCES requests(id),
+        asked_at     REAL NOT NULL,
+        text         TEXT NOT NULL,
+        options      TEXT NOT NULL DEFAULT '[]',
+        answer       TEXT,
+        answered_at  REAL,
+        answered_by  TEXT
+    );
+    CREATE INDEX questions_by_request ON questions(request_id, id);
+    CREATE TABLE session_tokens (
+        token_hash  TEXT PRIMARY KEY,
+        request_id  TEXT NOT NULL REFERENCES requests(id),
+        created_at  REAL NOT NULL
+    );
+    """,
 ]

@@ -14,7 +14,7 @@ from typing import Any
 from desktop.core.ledger import Ledger
 from desktop.core.settings import current
 from desktop.core.states import State
-from desktop.runtimes.base import Event, Launch, Parser, Runtime
+from desktop.runtimes.base import Event, Launch, Parser, Runtime, SessionTools
 from desktop.store import directory
 from desktop.store import requests as requests_sql
 from desktop.store import tasks as tasks_sql
@@ -44,11 +44,13 @@ class _Run:
 class RequestRuns:
     def __init__(self, store: Store, ledger: Ledger, supervisor: Supervisor, runtimes: dict[str, Runtime],
                  tasks_dir: Path, wall: Callable[[], float], on_finished: Callable[[], None],
+                 session_tools: Callable[[str, Path], SessionTools],
                  on_event: Callable[[RequestRow, Event], None] = lambda request, event: None,
                  environment: Callable[[], dict[str, str]] = lambda: dict(os.environ)) -> None:
         self._store, self._ledger, self._supervisor = store, ledger, supervisor
         self._runtimes, self._tasks_dir, self._wall = runtimes, tasks_dir, wall
         self._on_finished, self._on_event, self._environment = on_finished, on_event, environment
+        self._session_tools = session_tools
         self._watchers: dict[str, asyncio.Task[None]] = {}
         self._resuming: set[str] = set()  # requests waiting out a resume's backoff
         self._background: set[asyncio.Task[None]] = set()
@@ -73,12 +75,13 @@ class RequestRuns:
         task_dir = self._tasks_dir / task_id
         task_dir.mkdir(parents=True)
         launch: Launch | None
+        tools = self._session_tools(request.id, task_dir)
         if resuming:
-            launch = runtime.resume(request, agent, task_dir, env)
+            launch = runtime.resume(request, agent, task_dir, env, tools)
             if launch is None:
                 return self._fail(request.id, f"{runtime.name} cannot resume this request (no session)")
         else:
-            launch = runtime.launch(request, agent, self._references(request), task_dir, env)
+            launch = runtime.launch(request, agent, self._references(request), task_dir, env, tools)
         if launch.session_ref and launch.session_ref != request.session_ref:
             self._ledger.record_session(request.id, launch.session_ref)
         with self._store.transaction() as conn:
@@ -94,8 +97,9 @@ class RequestRuns:
 
     # --- cancel, restart, sleep ---------------------------------------------------------------------------
 
-    async def cancel(self, request: RequestRow) -> None:
-        """Stop at the runtime's next safe point. The shell agent's safe point is now."""
+    async def cancel(self, request: RequestRow, asking: bool = False) -> None:
+        """Stop at the runtime's next safe point. The shell agent's safe point is now; so is a turn `asking` a
+        question (it waits on Coxswain's own tool, nothing else is at work)."""
         task = self._current_task(request.id)
         if task is None:
             return
@@ -104,11 +108,13 @@ class RequestRuns:
             self._cancel_flag(request.id).touch()  # the runtime's hook reads it before the next tool call
             return
         if runtime is not None and runtime.cancel_mode == "after_tool":
-            return  # `_apply` interrupts it when the current tool call completes
+            if asking:
+                self._supervisor.signal_group(Path(task.dir), signal.SIGINT)
+            return  # else `_apply` interrupts it when the current tool call completes
         await self._supervisor.stop(Path(task.dir), current(self._store.conn, "cancel_grace"))
 
-    def cancel_soon(self, request: RequestRow) -> None:
-        self._spawn(self.cancel(request))
+    def cancel_soon(self, request: RequestRow, asking: bool = False) -> None:
+        self._spawn(self.cancel(request, asking))
 
     async def reattach(self, why: str) -> None:
         """Take up every running request nobody follows: follow it if its runner lives, finish (or resume) it if
@@ -234,6 +240,7 @@ class RequestRuns:
         row = requests_sql.get(self._store.conn, run.request_id)
         if row is None or row.state != State.RUNNING:
             return
+        self._ledger.withdraw_questions(row.id, "the turn ended before it was answered")
         why = outcome.error or (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 else None)
         if row.cancel_requested:
             self._ledger.finish(row.id, code, self._result_text(run))

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from tests.fake_model.script import Script, find_prompt
+from tests.fake_model.script import Script, find_prompt, question_arguments, question_tool
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -39,6 +39,8 @@ def calls(script: Script, tools: set[str]) -> list[tuple[str, dict[str, Any]]]:
     for step in script.steps:
         if step.kind == "tool":
             flat.append(("run_shell_command", {"command": step.argument, "description": "a scripted step"}))
+        elif step.kind == "ask":
+            flat.append((question_tool(tools), question_arguments(step.argument)))
         elif "write_todos" in tools:
             todos = [{"description": item, "status": "completed" if done else "pending"}
                      for item, done in Script.todos(step.argument)]

@@ -4,7 +4,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from tests.fake_model.script import Script, find_prompt
+from tests.fake_model.script import Script, Step, find_prompt, question_arguments, question_tool
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -20,6 +20,12 @@ def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
     return texts, results
 
 
+def call_for(step: Step, tools: set[str]) -> tuple[str, dict[str, object]]:
+    if step.kind == "ask":
+        return question_tool(tools), question_arguments(step.argument)
+    return "bash", {"command": step.argument, "description": "a scripted step"}
+
+
 def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     """(HTTP status, an error body or the assistant message)."""
     texts, results = conversation(body)
@@ -28,12 +34,12 @@ def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(script.fail)
         return script.fail, {"error": {"message": f"fake model: HTTP {script.fail}", "type": "invalid_request_error",
                                        "code": code}}
-    tools = {t.get("function", {}).get("name") for t in body.get("tools", [])}
-    steps = [s for s in script.steps if s.kind == "tool"]  # Copilot has no todo tool of its own
+    tools = {str(t.get("function", {}).get("name")) for t in body.get("tools", [])}
+    steps = [s for s in script.steps if s.kind != "todo"]  # Copilot has no todo tool of its own
     if len(results) < len(steps) and "bash" in tools:
-        step = steps[len(results)]
-        call = {"id": f"call_{len(results) + 1}", "type": "function", "function": {
-            "name": "bash", "arguments": json.dumps({"command": step.argument, "description": "a scripted step"})}}
+        name, arguments = call_for(steps[len(results)], tools)
+        call = {"id": f"call_{len(results) + 1}", "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)}}
         return 200, {"role": "assistant", "content": None, "tool_calls": [call]}
     return 200, {"role": "assistant", "content": script.final_text(results[-1] if results else "")}
 

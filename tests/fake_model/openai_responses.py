@@ -4,7 +4,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from tests.fake_model.script import Script, find_prompt
+from tests.fake_model.script import Script, find_prompt, question_arguments, question_tool
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -21,11 +21,24 @@ def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
     return texts, results
 
 
-def calls(script: Script, tools: set[str]) -> list[tuple[str, dict[str, Any]]]:
+def tool_names(body: dict[str, Any]) -> dict[str, str]:
+    """Every offered function's name -> its namespace ("" outside one); MCP tools come in a namespace."""
+    names: dict[str, str] = {}
+    for tool in body.get("tools", []):
+        if tool.get("type") == "namespace":
+            names.update({inner.get("name", ""): tool["name"] for inner in tool.get("tools", [])})
+        elif tool.get("name"):
+            names[tool["name"]] = ""
+    return names
+
+
+def calls(script: Script, tools: dict[str, str]) -> list[tuple[str, dict[str, Any]]]:
     flat: list[tuple[str, dict[str, Any]]] = []
     for step in script.steps:
         if step.kind == "tool":
             flat.append(("exec_command", {"cmd": step.argument}))
+        elif step.kind == "ask":
+            flat.append((question_tool(set(tools)), question_arguments(step.argument)))
         elif "update_plan" in tools:
             items = Script.todos(step.argument)
             plan = [{"step": item, "status": "completed" if done else "pending"} for item, done in items]
@@ -40,13 +53,14 @@ def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, list[dict[s
         code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(script.fail)
         error = {"message": f"fake model: HTTP {script.fail}", "type": "invalid_request_error", "code": code}
         return script.fail, {"error": error}, []
-    tools = {tool.get("name", "") for tool in body.get("tools", [])}
+    tools = tool_names(body)
     pending = calls(script, tools)[len(results):]
     n = len(results) + 1
-    if pending:
+    if pending and pending[0][0] in tools:
         name, arguments = pending[0]
-        return 200, None, [{"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": name,
-                            "arguments": json.dumps(arguments), "status": "completed"}]
+        call = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": name,
+                "arguments": json.dumps(arguments), "status": "completed"}
+        return 200, None, [{**call, "namespace": tools[name]} if tools[name] else call]
     text = script.final_text(results[-1] if results else "")
     return 200, None, [{"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
                         "content": [{"type": "output_text", "text": text, "annotations": []}]}]

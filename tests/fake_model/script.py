@@ -3,7 +3,7 @@
     DELAY <seconds>     wait this long before each answer (a real model takes a while)
     CUT                 break every streamed answer half-way (plain JSON answers stay whole)
     TOOL <command>      call the runtime's shell tool with <command> (one step per TOOL line, in order)
-    ASK <question>      ask the person a question through the runtime's question tool (Claude: AskUserQuestion)
+    ASK <question>      ask the person a question: Claude's AskUserQuestion, else Coxswain's MCP tool `ask_question`
     TODO <a>=done; <b>  write a todo list (items `=done` are completed) through the runtime's todo tool
     SAY <text>          the final answer (default: "finished after N steps")
     FAIL <status>       answer every call with that HTTP error (401: authentication, 429: rate limit)
@@ -70,3 +70,12 @@ def find_prompt(texts: list[str]) -> str:
         if KEYWORD.search(text):
             return text
     return texts[-1] if texts else ""
+
+
+def question_tool(names: set[str]) -> str:
+    """The name under which a CLI offers Coxswain's MCP `ask_question` tool (each CLI prefixes it its own way)."""
+    return next((name for name in sorted(names) if name.endswith("ask_question")), "ask_question")
+
+
+def question_arguments(question: str) -> dict[str, object]:
+    return {"question": question, "options": ["Yes", "No"]}

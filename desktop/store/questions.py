@@ -1,0 +1,40 @@
+"""SQL for the questions agents ask and for the tokens of running sessions."""
+
+import json
+import sqlite3
+
+from desktop.store.rows import QuestionRow
+
+
+def add(conn: sqlite3.Connection, request_id: str, at: float, text: str, options: list[str]) -> int:
+    cursor = conn.execute("INSERT INTO questions (request_id, asked_at, text, options) VALUES (?, ?, ?, ?)",
+                          (request_id, at, text, json.dumps(options)))
+    return int(cursor.lastrowid or 0)
+
+
+def get(conn: sqlite3.Connection, question_id: int) -> QuestionRow | None:
+    row = conn.execute("SELECT * FROM questions WHERE id = ?", (question_id,)).fetchone()
+    return None if row is None else QuestionRow.of(row)
+
+
+def open_for(conn: sqlite3.Connection, request_id: str) -> list[QuestionRow]:
+    rows = conn.execute("SELECT * FROM questions WHERE request_id = ? AND answered_at IS NULL ORDER BY id",
+                        (request_id,))
+    return [QuestionRow.of(r) for r in rows]
+
+
+def close(conn: sqlite3.Connection, question_id: int, answer: str, at: float, by: str) -> None:
+    conn.execute("UPDATE questions SET answer = ?, answered_at = ?, answered_by = ? "
+                 "WHERE id = ? AND answered_at IS NULL", (answer, at, by, question_id))
+
+
+def add_session_token(conn: sqlite3.Connection, token_hash: str, request_id: str, at: float) -> None:
+    conn.execute("INSERT INTO session_tokens (token_hash, request_id, created_at) VALUES (?, ?, ?)",
+                 (token_hash, request_id, at))
+
+
+def running_request_of(conn: sqlite3.Connection, token_hash: str) -> tuple[str, str] | None:
+    """(request id, agent) of the token's request while it runs; a session token is worth nothing after."""
+    row = conn.execute("SELECT r.id, r.agent FROM session_tokens t JOIN requests r ON r.id = t.request_id "
+                       "WHERE t.token_hash = ? AND r.state = 'running'", (token_hash,)).fetchone()
+    return None if row is None else (row[0], row[1])
