@@ -1,15 +1,18 @@
 """The `cox` command. Everything but `cox daemon` talks to the running daemon over its HTTP API."""
 
 import argparse
+import codecs
 import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from desktop.api.client import Client, DaemonError
+from desktop.console.redact import Redactor
+from desktop.console.stream import ConsoleStream, Line
 from desktop.platform.paths import Home
 
 SHOW_FIELDS = ("id", "state", "agent", "requester", "prompt", "retry_of", "references", "session_ref", "progress",
@@ -43,6 +46,15 @@ def _parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, description=help)
         p.set_defaults(handler=handler)
         return p
+
+    console = sub.add_parser("console", help="the task console's pipeline over any output (stdin to stdout)")
+    console_actions = console.add_subparsers(metavar="ACTION", required=True)
+    p = console_actions.add_parser("render", help="raw terminal output to console lines (colours kept unless --plain)")
+    p.add_argument("--plain", action="store_true", help="without colour codes")
+    p.set_defaults(handler=_console_render)
+    console_actions.add_parser("redact", help="only redact secrets").set_defaults(handler=_console_redact)
+    console_actions.add_parser("tests", help="test counts as JSON: runner, passed, failed, skipped, first_failure"
+                               ).set_defaults(handler=_console_tests)
 
     p = command("mcp", _mcp, "the MCP server an agent session starts (stdio; started by the runtimes, not by hand)")
     p.add_argument("--token-file", required=True, help="a file holding the session's token")
@@ -150,6 +162,50 @@ def _daemon(home: Home, args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"cox: cannot listen on {args.host}:{args.port}: {error.strerror}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _stdin_chunks() -> Iterator[bytes]:
+    """Standard input as it arrives (not waiting for a full buffer: a live command is piped in)."""
+    while chunk := os.read(0, 1 << 16):
+        yield chunk
+
+
+def _console_render(home: Home, args: argparse.Namespace) -> int:
+    stream, out = ConsoleStream(colours=not args.plain), sys.stdout
+    shown: Line | None = None  # the last line, held back while it may still repeat
+
+    def show(lines: list[Line]) -> None:
+        nonlocal shown
+        for line in lines:
+            if shown is not None and line.index != shown.index:
+                out.write(shown.text + (f"  ×{shown.count}" if shown.count > 1 else "") + "\n")
+            shown = line
+
+    for chunk in _stdin_chunks():
+        show(stream.feed(chunk))
+    show(stream.finish())
+    show([Line(-1, "", 0)])
+    return 0
+
+
+def _console_redact(home: Home, args: argparse.Namespace) -> int:
+    redactor, decoder, partial = Redactor(), codecs.getincrementaldecoder("utf-8")("replace"), ""
+    for chunk in _stdin_chunks():
+        *complete, partial = (partial + decoder.decode(chunk)).split("\n")
+        if complete:
+            sys.stdout.write(redactor.lines("\n".join(complete)) + "\n")
+    rest = partial + decoder.decode(b"", final=True)
+    sys.stdout.write(redactor.lines(rest) if rest else "")
+    return 0
+
+
+def _console_tests(home: Home, args: argparse.Namespace) -> int:
+    stream = ConsoleStream(colours=False)
+    for chunk in _stdin_chunks():
+        stream.feed(chunk)
+    stream.finish()
+    print(json.dumps(stream.tests.summary()))
     return 0
 
 
