@@ -13,10 +13,11 @@ import re2  # type: ignore[import-untyped]
 
 MARK = "[redacted]"
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")
-_VALUE = r"""(?!\$|%\(|\{\{|<|\[redacted\]|\*{3})"""  # not a reference, a template, a placeholder or already hidden
+_VALUE = r"""(?!["']?(?:\$|%\(|\{\{|<|\[redacted\]|\*{3}))"""  # not a reference, template, placeholder, or hidden
 _NAME_END = r"(?![A-Za-z0-9])"
-_SECRET_WORDS = (r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key"
-                 r"|private[_-]?key|auth[_-]?key|client[_-]?secret|credentials?|_pass|-pass|session[_-]?key)")
+_SECRET_WORDS = (r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key"
+                 r"|private[_-]?key|auth[_-]?key|client[_-]?secret|_pass|-pass|session[_-]?key)")
+_CREDENTIAL = r"(?=[A-Za-z0-9._~+/=\-]*(?:[0-9+/=]|[a-z][A-Z]))"  # a credential, not a word: a digit or a hump
 _TOKEN_CHARS = r"[A-Za-z0-9_\-]"
 
 PATTERNS: list[re.Pattern[str]] = [re.compile(p, flags) for p, flags in (
@@ -35,10 +36,11 @@ PATTERNS: list[re.Pattern[str]] = [re.compile(p, flags) for p, flags in (
     (r"(?<![A-Za-z0-9_\-])(?P<s>eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,})", 0),
     (r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9_/\-]{20,})", 0),
     # credentials in headers, addresses and command lines
-    (r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z][A-Za-z0-9_\-]*\s+)?" + _VALUE + r"(?P<s>[^\s\"',;]+)", 0),
-    (r"(?<![A-Za-z])(?:Bearer|Basic|bearer|basic|BEARER|BASIC)\s+" + _VALUE
-     + r"(?=[A-Za-z0-9._~+/=\-]*(?:[0-9+/=]|[a-z][A-Z]))(?P<s>[A-Za-z0-9._~+/\-]{8,}=*)", 0),
-    (r"://[^/\s:@\"'<>]+:" + _VALUE + r"(?P<s>[^/\s@\"'<>]+)@", 0),
+    (r"\b(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z][A-Za-z0-9_\-]*\s+)?" + _VALUE + _CREDENTIAL
+     + r"(?P<s>[^\s\"',;]{8,})", 0),
+    (r"(?<![A-Za-z])(?:Bearer|Basic|bearer|basic|BEARER|BASIC)\s+" + _VALUE + _CREDENTIAL
+     + r"(?P<s>[A-Za-z0-9._~+/\-]{8,}=*)", 0),
+    (r"://[^/\s:@\"'<>]*:" + _VALUE + r"(?P<s>[^/\s@\"'<>]+)@", 0),
     (r"[?&](?i:key|sig|signature|token|access_token|id_token|api_key|apikey|auth|client_secret|password"
      r"|x-amz-signature|x-amz-credential|x-goog-signature|x-goog-credential)=" + _VALUE + r"(?P<s>[^&\s#\"'<>]+)", 0),
     (r"(?i)--(?:password|passwd|token|secret|api-key|auth-token|access-token|client-secret)(?:=|\s+)"
@@ -50,7 +52,7 @@ PATTERNS: list[re.Pattern[str]] = [re.compile(p, flags) for p, flags in (
     (r"\bredis-cli\b[^\n]*?\s-a\s+" + _VALUE + r"(?P<s>\S+)", 0),
     # NAME=value, name: value, "name": "value" for names that say what they hold
     (r"(?i)(?<![A-Za-z0-9])[A-Za-z0-9_.\-]*" + _SECRET_WORDS + _NAME_END + r"[\"']?\s*[:=]\s*[\"']?" + _VALUE
-     + r"(?!(?:null|none|true|false|undefined)\b)(?P<s>[^\s\"',;&]{3,})", 0),
+     + r"(?!(?:null|none|true|false|undefined)\b)(?![^\s\"',;&]*\()(?P<s>[^\s\"',;&]{3,})", 0),
     (r"(?i)aws[_.\-]?secret[_.\-]?access[_.\-]?key[\"']?\s*[:=]\s*[\"']?(?P<s>[A-Za-z0-9/+=]{40})", 0),
     (r"(?i)secretaccesskey[\"']?\s*[:=]\s*[\"']?(?P<s>[A-Za-z0-9/+=]{40})", 0),
 )]
@@ -87,13 +89,13 @@ class Redactor:
 TRIGGER = re2.compile(
     r"gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt|imt|soat|ffct|oas)-|xox[abposre]-|xapp-|[sr]k_(?:live|test)_"
     r"|whsec_|sk-|AIza|GOCSPX-|ya29\.|(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}|npm_|pypi-|eyJ|hooks\.slack\.com"
-    r"|(?i:authorization|bearer|basic)\s|://[^/\s:@]+:[^/\s@]+@"
+    r"|(?i:authorization)|(?i:bearer|basic)\s|://[^/\s:@]*:[^/\s@]+@"
     r"|[?&](?i:key|sig|signature|token|access_token|id_token|api_key|apikey|auth|client_secret|password"
     r"|x-amz-signature|x-amz-credential|x-goog-signature|x-goog-credential)="
     r"|--(?i:password|passwd|token|secret|api-key|auth-token|access-token|client-secret)"
     r"|curl|mysql|docker\s+login|sshpass|redis-cli"
-    r"|(?i:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key"
-    r"|private[_-]?key|auth[_-]?key|client[_-]?secret|credentials?|_pass|-pass|session[_-]?key)[\"']?\s*[:=]"
+    r"|(?i:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key"
+    r"|private[_-]?key|auth[_-]?key|client[_-]?secret|_pass|-pass|session[_-]?key)[\"']?\s*[:=]"
 )
 
 
