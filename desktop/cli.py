@@ -47,6 +47,28 @@ def _parser() -> argparse.ArgumentParser:
         p.set_defaults(handler=handler)
         return p
 
+    task = sub.add_parser("task", help="background tasks: commands and monitors left running").add_subparsers(
+        metavar="ACTION", required=True)
+    p = task.add_parser("start", help="run a command in an agent's folder, in the background; prints its ID")
+    p.add_argument("--agent", required=True)
+    p.add_argument("--description", default="", help="what it is, in a few words")
+    p.add_argument("--monitor", action="store_true", help="a command whose output is the point (tail -f, …)")
+    p.add_argument("command", nargs="+")
+    p.set_defaults(handler=_task_start)
+    p = task.add_parser("list", help="running tasks, and those that ended in the last hour")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_task_list)
+    p = task.add_parser("output", help="a task's console: its last lines (older pages with --before)")
+    p.add_argument("id")
+    p.add_argument("--lines", type=int, default=2000, help="how many console lines (at most 2000)")
+    p.add_argument("--before", type=int, help="the cursor printed under the previous page")
+    p.add_argument("--plain", action="store_true", help="without colours")
+    p.set_defaults(handler=_task_output)
+    p = task.add_parser("stop", help="stop a task (SIGTERM, then SIGKILL after stop_grace)")
+    p.add_argument("id")
+    p.set_defaults(handler=lambda h, a: _print(_client(h).post(f"/api/tasks/{a.id}/stop", {}),
+                                               lambda t: f"{t['id']}: {t['status']}"))
+
     console = sub.add_parser("console", help="the task console's pipeline over any output (stdin to stdout)")
     console_actions = console.add_subparsers(metavar="ACTION", required=True)
     p = console_actions.add_parser("render", help="raw terminal output to console lines (colours kept unless --plain)")
@@ -76,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="an environment variable for the CLI (repeatable; secrets go in the keyring)")
     p.set_defaults(handler=_agent_add)
     agent.add_parser("list", help="list agents").set_defaults(handler=lambda h, a: _print(
-        _client(h).get("/api/agents"), lambda rows: _table(rows, ("name", "runtime", "status", "folder"))))
+        _client(h).get("/api/agents"), lambda rows: _table(rows, ("name", "runtime", "status", "state", "folder"))))
 
     person = sub.add_parser("person", help="people who may send requests").add_subparsers(metavar="ACTION",
                                                                                          required=True)
@@ -162,6 +184,43 @@ def _daemon(home: Home, args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"cox: cannot listen on {args.host}:{args.port}: {error.strerror}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _task_start(home: Home, args: argparse.Namespace) -> int:
+    body = {"agent": args.agent, "command": " ".join(args.command), "description": args.description,
+            "kind": "monitor" if args.monitor else "command"}
+    return _print(_client(home).post("/api/tasks", body), lambda t: t["id"])
+
+
+def _task_list(home: Home, args: argparse.Namespace) -> int:
+    rows = _client(home).get("/api/tasks")
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for row in rows:
+        tests = row["tests"]
+        row["tests"] = f"{tests['passed']}✓ {tests['failed']}✗ {tests['skipped']}○" if tests else ""
+        row["what"] = row["description"] or row["command"]
+        row["status"] += " · quiet" if row["quiet"] else ""
+    print(_table(rows, ("id", "agent", "kind", "status", "tests", "started_at", "what")) if rows
+          else "no background tasks")
+    return 0
+
+
+def _task_output(home: Home, args: argparse.Namespace) -> int:
+    query = f"?lines={args.lines}" + (f"&before={args.before}" if args.before is not None else "")
+    page = _client(home).get(f"/api/tasks/{args.id}/output{query}" + ("&plain=true" if args.plain else ""))
+    if page["older_not_loaded"]:
+        print("… older output not loaded")
+    elif page["before"] is not None:
+        print(f"… older: cox task output {args.id} --before {page['before']}")
+    for line in page["lines"]:
+        print(line)
+    if page["pending"]:
+        print(page["pending"])
+    if page["note"]:
+        print(f"── {page['note']}")
     return 0
 
 

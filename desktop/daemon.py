@@ -37,12 +37,14 @@ from desktop.runtimes.runner import write_atomically
 from desktop.store import requests as requests_sql
 from desktop.store.db import Store
 from desktop.store.rows import RequestRow
+from desktop.tasks.background import BackgroundTasks
 from desktop.tasks.runs import RequestRuns
 from desktop.tasks.supervisor import Supervisor
 
 log = logging.getLogger(__name__)
 DEFAULT_PORT = 7431
 GAP_CHECK_SECONDS = 5.0
+TASK_CHECK_SECONDS = 10.0
 
 
 class Daemon:
@@ -71,7 +73,8 @@ class Daemon:
         # Overdue approvals expire before anything could run them.
         self.ledger.expire_overdue()
         self.secrets = Secrets()
-        self.runs = RequestRuns(self.store, self.ledger, Supervisor(), self.runtimes, self.home.tasks, wall,
+        supervisor = Supervisor()
+        self.runs = RequestRuns(self.store, self.ledger, supervisor, self.runtimes, self.home.tasks, wall,
                                 on_finished=lambda: self.dispatcher.kick(), session_tools=self._session_tools,
                                 on_event=self._on_runtime_event,
                                 environment=lambda: {**os.environ, **self.secrets.environment()})
@@ -80,10 +83,15 @@ class Daemon:
         if down_since is not None:
             self.runs.interrupt_running(f"the daemon was not running since {_clock_time(down_since)}")
         await self.runs.reattach("the daemon restarted")
+        self.tasks = BackgroundTasks(self.store, self.ledger, supervisor, self.home.tasks, self.events, wall,
+                                     self.clock.mono, environment=self.runs.agent_env)
+        self.tasks.reattach()
 
         self.scheduler = AsyncIOScheduler(event_loop=asyncio.get_running_loop(), timezone=UTC)
         self._gaps = GapDetector(self.clock)
         self.scheduler.add_job(self.check_clock, "interval", seconds=GAP_CHECK_SECONDS, id="tick", coalesce=True,
+                               misfire_grace_time=None)
+        self.scheduler.add_job(self.tasks.tick, "interval", seconds=TASK_CHECK_SECONDS, id="tasks", coalesce=True,
                                misfire_grace_time=None)
         for request in requests_sql.in_states(self.store.conn, (State.PENDING,)):
             self._schedule_expiry(request)
@@ -94,7 +102,7 @@ class Daemon:
 
     async def _serve(self) -> None:
         services = Services(self.store, self.ledger, self.principals, self.agents, self.events,
-                            self.runs.output_path, self.clock.wall, self.runs.agent_statuses, self.secrets)
+                            self.runs.output_path, self.clock.wall, self.runs.agent_statuses, self.secrets, self.tasks)
         _, security = build(services)
         # IPPROTO_TCP explicitly: asyncio then sets TCP_NODELAY on every connection (else Nagle adds ~40 ms)
         sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM,
@@ -125,6 +133,7 @@ class Daemon:
             await asyncio.wait_for(self._serving, 5)
         self.scheduler.shutdown(wait=False)
         await self.runs.close()
+        await self.tasks.close()
         self._beat()
         with contextlib.suppress(FileNotFoundError):
             self.home.daemon_json.unlink()

@@ -23,11 +23,13 @@ from desktop.core.errors import Conflict, CoxError, Forbidden, Invalid, NotFound
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
 from desktop.core.principals import Principals
+from desktop.core.states import State
 from desktop.platform.secrets import SECRETS, Secrets, SecretStoreError
 from desktop.store import audit as audit_sql
 from desktop.store import requests as requests_sql
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow
+from desktop.tasks.background import TAIL_PIPE_NOTE, BackgroundTasks, output_page
 
 log = logging.getLogger(__name__)
 OUTPUT_CHUNK = 256 * 1024
@@ -45,6 +47,7 @@ class Services:
     wall: Callable[[], float]
     agent_statuses: Callable[[list[AgentRow]], list[str]]
     secrets: Secrets
+    tasks: BackgroundTasks
 
 
 def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, LocalSecurity]:
@@ -86,10 +89,17 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
     async def health(request: Request) -> dict[str, str]:
         return {"status": "ok", "you": actor(request).name}
 
+    def agent_states() -> dict[str, str]:
+        states = dict.fromkeys(s.tasks.running_agents(), "background_only")
+        states.update(dict.fromkeys((r.agent for r in requests_sql.in_states(s.store.conn, (State.RUNNING,))),
+                                    "running_turn"))
+        return states
+
     @api.get("/api/agents")
     async def list_agents() -> list[m.AgentOut]:
-        agents = s.agents.listing()
-        return [m.AgentOut.of(a, status) for a, status in zip(agents, s.agent_statuses(agents), strict=True)]
+        agents, states = s.agents.listing(), agent_states()
+        return [m.AgentOut.of(a, status, states.get(a.name, "idle"))
+                for a, status in zip(agents, s.agent_statuses(agents), strict=True)]
 
     @api.post("/api/agents", status_code=201)
     async def add_agent(body: m.NewAgent, request: Request) -> m.AgentOut:
@@ -176,6 +186,45 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
                 f.seek(max(0, offset))
                 data = f.read(OUTPUT_CHUNK)
         return m.Output(text=data.decode("utf-8", "replace"), offset=max(0, offset) + len(data), state=row.state)
+
+    # --- background tasks: the owner's routes, and an agent session's (its own agent's tasks only) ---------
+
+    @api.get("/api/tasks")
+    @api.get("/api/session/tasks")
+    async def list_tasks(request: Request, agent: str | None = None) -> list[m.TaskOut]:
+        return [m.TaskOut.of(view) for view in s.tasks.listing(actor(request), agent)]
+
+    @api.post("/api/tasks", status_code=201)
+    async def start_task(body: m.NewTask, request: Request) -> m.TaskOut:
+        row = s.tasks.start(owner(request), body.agent, body.command, body.description, body.kind)
+        return m.TaskOut.of(s.tasks.view(row))
+
+    @api.post("/api/session/tasks", status_code=201)
+    async def start_session_task(body: m.SessionTask, request: Request) -> m.TaskOut:
+        agent = actor(request)
+        row = s.tasks.start(agent, agent.name, body.command, body.description, body.kind)
+        return m.TaskOut.of(s.tasks.view(row))
+
+    @api.get("/api/tasks/{task_id}")
+    @api.get("/api/session/tasks/{task_id}")
+    async def show_task(task_id: str, request: Request) -> m.TaskOut:
+        return m.TaskOut.of(s.tasks.view(s.tasks.visible(task_id, actor(request))))
+
+    @api.get("/api/tasks/{task_id}/output")
+    @api.get("/api/session/tasks/{task_id}/output")
+    async def task_output(task_id: str, request: Request, lines: int = 2000, before: int | None = None,
+                          plain: bool = False) -> m.TaskOutput:
+        view = s.tasks.view(s.tasks.visible(task_id, actor(request)))
+        page = output_page(Path(view.row.dir) / "output", max(1, min(lines, 2000)), before, colours=not plain)
+        note = TAIL_PIPE_NOTE if view.tail_pipe and view.state != "ended" and before is None else None
+        return m.TaskOutput(lines=[text + (f"  ×{count}" if count > 1 else "") for text, count in page.lines],
+                            before=page.before, older_not_loaded=page.older_not_loaded, pending=page.pending,
+                            note=note)
+
+    @api.post("/api/tasks/{task_id}/stop")
+    @api.post("/api/session/tasks/{task_id}/stop")
+    async def stop_task(task_id: str, body: m.Empty, request: Request) -> m.TaskOut:
+        return m.TaskOut.of(s.tasks.view(await s.tasks.stop(task_id, actor(request))))
 
     @api.get("/api/secrets")
     async def list_secrets(request: Request) -> dict[str, Any]:

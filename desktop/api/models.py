@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.core.ledger import MAX_PROMPT_CHARS
 from desktop.store.rows import AgentRow, PrincipalRow, QuestionRow, RequestRow, TimelineRow
+from desktop.tasks.background import TaskView
 
 
 class Body(BaseModel):
@@ -130,10 +131,75 @@ class AgentOut(BaseModel):
     folder: str
     options: dict[str, Any]
     status: str  # "ready", or what is missing ("not installed", "no API key")
+    state: str = "idle"  # running_turn | background_only (answered, tasks still running) | idle
 
     @classmethod
-    def of(cls, row: AgentRow, status: str) -> "AgentOut":
-        return cls(name=row.name, runtime=row.runtime, folder=row.folder, options=row.options, status=status)
+    def of(cls, row: AgentRow, status: str, state: str = "idle") -> "AgentOut":
+        return cls(name=row.name, runtime=row.runtime, folder=row.folder, options=row.options, status=status,
+                   state=state)
+
+
+class NewTask(Body):
+    agent: str = Field(min_length=1, max_length=64)
+    command: str = Field(min_length=1, max_length=100_000)
+    description: str = Field(default="", max_length=500)
+    kind: Literal["command", "monitor"] = "command"
+
+
+class SessionTask(Body):
+    command: str = Field(min_length=1, max_length=100_000)
+    description: str = Field(default="", max_length=500)
+    kind: Literal["command", "monitor"] = "command"
+
+
+class TaskOut(BaseModel):
+    id: str
+    kind: str
+    agent: str | None
+    request_id: str | None
+    description: str
+    command: str  # redacted, at most 2,000 characters
+    state: str  # running | stopping | ended
+    status: str  # what a person reads: "running", "Stopping…", "completed", "failed (exit 2)", …
+    started_at: str
+    last_output_at: str | None
+    ended_at: str | None
+    outcome: str | None  # completed | failed | stopped | unknown
+    exit_code: int | None
+    stop_reason: str | None
+    quiet_minutes: int | None  # "no output for N min"
+    quiet: bool
+    tail_pipe: bool
+    tests: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, view: TaskView) -> "TaskOut":
+        row = view.row
+        return cls(id=row.id, kind=row.kind, agent=row.agent, request_id=row.request_id, description=row.description,
+                   command=row.command, state=view.state, status=task_status(view),
+                   started_at=iso(row.started_at) or "",
+                   last_output_at=iso(row.last_output_at), ended_at=iso(row.ended_at), outcome=row.outcome,
+                   exit_code=row.exit_code, stop_reason=row.stop_reason, quiet_minutes=view.quiet_minutes,
+                   quiet=view.quiet, tail_pipe=view.tail_pipe, tests=view.tests)
+
+
+def task_status(view: TaskView) -> str:
+    row = view.row
+    if view.state == "stopping":
+        return "Stopping…"
+    if view.state == "running":
+        return f"running, no output for {view.quiet_minutes} min" if view.quiet_minutes else "running"
+    if row.outcome == "failed":
+        return f"failed (exit {row.exit_code})"
+    return {"unknown": "ended, result unknown"}.get(row.outcome or "unknown", row.outcome or "ended")
+
+
+class TaskOutput(BaseModel):
+    lines: list[str]  # console lines, colours as SGR codes; a repeated line ends in "  ×N"
+    before: int | None  # pass as ?before= for the page before this one
+    older_not_loaded: bool
+    pending: str
+    note: str | None  # e.g. why output stops here (a pipe into tail)
 
 
 class PrincipalOut(BaseModel):

@@ -157,6 +157,10 @@ class Ledger:
         return self._write(request_id, Action.SESSION, SYSTEM, fields={"session_ref": session_ref},
                            text=f"session {session_ref}", kind="session")
 
+    def note(self, request_id: str, text: str) -> RequestRow:
+        """A line on the request's timeline, in whatever state it is."""
+        return self._write(request_id, Action.NOTE, SYSTEM, text=text, kind="note")
+
     def record_progress(self, request_id: str, percent: float) -> RequestRow:
         return self._write(request_id, Action.PROGRESS, SYSTEM, fields={"progress": percent},
                            text=f"progress {percent:.0f}%", kind="progress")

@@ -29,9 +29,19 @@ def _duration_between(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
+def _task_timeout(text: str) -> int:
+    seconds = 0 if text.strip() == "0" else _duration_between(0, 10 * 3600)(text)
+    if seconds % 300:
+        raise Invalid(f"'{text}' is not a whole number of 5-minute steps (0 means no limit)")
+    return seconds
+
+
 SETTINGS: dict[str, Setting] = {
     "approval_ttl": Setting("24h", _duration_between(1, 30 * 86400), "how long a request waits for approval"),
     "cancel_grace": Setting("5s", _duration_between(0, 600), "time a cancelled command has to exit before a kill"),
+    "task_timeout": Setting("4h", _task_timeout, "background tasks are stopped after this long (0: no limit)"),
+    "quiet_after": Setting("10m", _duration_between(60, 120 * 60), "a running task with no output this long is quiet"),
+    "stop_grace": Setting("10s", _duration_between(0, 14), "time a stopped task has to exit before a kill"),
 }
 
 

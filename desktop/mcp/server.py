@@ -2,7 +2,8 @@
 config; it speaks to the daemon's API with a token good for that one running request and nothing else.
 
 Tools: `ask_question` (any runtime), `permission_prompt` (Claude Code's `--permission-prompt-tool`, which routes
-its own AskUserQuestion here)."""
+its own AskUserQuestion here), and the background task tools `start_task`, `list_tasks`, `read_task_output`,
+`stop_task` (the agent's own tasks only)."""
 
 import asyncio
 import json
@@ -32,12 +33,23 @@ class DaemonSession:
         self._client = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=POLL_SECONDS + 15)
 
     async def ask(self, question: str, options: list[str]) -> str:
-        asked = await self._call("POST", "/api/session/questions", json={"question": question, "options": options})
+        asked: dict[str, Any] = await self._call("POST", "/api/session/questions",
+                                                 json={"question": question, "options": options})
         while asked["answered_at"] is None:
             asked = await self._call("GET", f"/api/session/questions/{asked['id']}", params={"wait": POLL_SECONDS})
         return WITHDRAWN if asked["withdrawn"] else str(asked["answer"])
 
-    async def _call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+    async def call(self, method: str, path: str, **kwargs: Any) -> Any:
+        """One call to the daemon; its error text (a refusal, a bad argument) comes back as the tool's answer."""
+        try:
+            return await self._call(method, path, **kwargs)
+        except httpx.HTTPStatusError as error:
+            try:
+                return {"error": error.response.json().get("error", error.response.text)}
+            except ValueError:
+                return {"error": error.response.text}
+
+    async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         attempt = 0
         while True:
             try:
@@ -50,8 +62,7 @@ class DaemonSession:
             if response.status_code == 401:
                 raise SessionEnded
             response.raise_for_status()
-            found: dict[str, Any] = response.json()
-            return found
+            return response.json()
 
 
 def build(session: DaemonSession) -> MCPServer:
@@ -82,7 +93,52 @@ def build(session: DaemonSession) -> MCPServer:
             return json.dumps({"behavior": "deny", "message": ENDED})
         return json.dumps({"behavior": "allow", "updatedInput": {**input, "answers": answers}})
 
+    @server.tool(structured_output=False)
+    async def start_task(command: str, description: str = "", monitor: bool = False) -> str:
+        """Start a shell command in the background, in this agent's folder, and return at once with its task id.
+        For dev servers, long builds, test runs, and (monitor=true) commands whose output is the point, such as
+        `tail -f`. Read it with read_task_output; it stops at the owner's background task timeout."""
+        body = {"command": command, "description": description, "kind": "monitor" if monitor else "command"}
+        return _shown(await session.call("POST", "/api/session/tasks", json=body), TASK_FIELDS)
+
+    @server.tool(structured_output=False)
+    async def list_tasks() -> str:
+        """This agent's background tasks: running ones, and those that ended in the last hour."""
+        return _shown(await session.call("GET", "/api/session/tasks"), TASK_FIELDS)
+
+    @server.tool(structured_output=False)
+    async def read_task_output(task_id: str, lines: int = 100) -> str:
+        """The last `lines` lines of a task's output, as its console shows them (secrets redacted, progress bars
+        collapsed, repeated lines counted), with its state and test counts."""
+        task = await session.call("GET", f"/api/session/tasks/{task_id}")
+        if "error" in task:
+            return str(task["error"])
+        page = await session.call("GET", f"/api/session/tasks/{task_id}/output",
+                                  params={"lines": max(1, min(lines, 2000)), "plain": "true"})
+        if "error" in page:
+            return str(page["error"])
+        head = f"{task['id']} · {task['status']}" + (f" · tests {task['tests']}" if task["tests"] else "")
+        body = [*page["lines"], *([page["pending"]] if page["pending"] else [])]
+        return "\n".join([head, *body, *([f"({page['note']})"] if page["note"] else [])])
+
+    @server.tool(structured_output=False)
+    async def stop_task(task_id: str) -> str:
+        """Stop a background task: SIGTERM to its processes, SIGKILL if they are still there after a grace period."""
+        return _shown(await session.call("POST", f"/api/session/tasks/{task_id}/stop", json={}), TASK_FIELDS)
+
     return server
+
+
+TASK_FIELDS = ("id", "kind", "status", "description", "command", "started_at", "exit_code", "tests")
+
+
+def _shown(answer: Any, fields: tuple[str, ...]) -> str:
+    """A task (or a list of them) as compact JSON with the fields an agent needs; an error as its text."""
+    if isinstance(answer, dict) and "error" in answer:
+        return str(answer["error"])
+    if isinstance(answer, list):
+        return json.dumps([{key: item.get(key) for key in fields} for item in answer])
+    return json.dumps({key: answer.get(key) for key in fields})
 
 
 def serve(daemon_json: Path, token_file: Path) -> None:

@@ -71,7 +71,7 @@ class ClaudeRuntime:
         argv = [executable(self.executable, env), *turn, "--output-format", "stream-json", "--verbose",
                 "--settings", json.dumps(settings), "--mcp-config", json.dumps(tools.stdio_config()),
                 "--permission-prompt-tool", f"mcp__{tools.server}__permission_prompt",
-                "--allowedTools", f"Bash,Read,Edit,Write,TaskCreate,TaskUpdate,mcp__{tools.server}__ask_question"]
+                "--allowedTools", f"Bash,Read,Edit,Write,TaskCreate,TaskUpdate,mcp__{tools.server}"]
         if agent.options.get("permission_mode"):
             argv += ["--permission-mode", str(agent.options["permission_mode"])]
         return argv + model_and_args(agent, "--model")

@@ -86,12 +86,19 @@ class AgentRow:
 class TaskRow:
     id: str
     request_id: str | None
-    kind: str
+    kind: str  # request (a request's agent process) | command | monitor
     dir: str
     started_at: float
     ended_at: float | None
     exit_code: int | None
-    outcome: str | None
+    outcome: str | None  # completed | failed | stopped | unknown
+    agent: str | None = None
+    description: str = ""
+    command: str = ""  # redacted, at most 2,000 characters
+    last_output_at: float | None = None
+    stopping_at: float | None = None
+    stop_reason: str | None = None
+    tests: str | None = None  # JSON: the test counts seen in its output
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,8 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX tasks_by_request ON tasks(request_id);
     """,
-    # 2: questions an agent asks the people behind its request, and the tokens its session answers to
+    # 2: questions an agent asks the people behind its request, the tokens its session answers to, and background
+    #    tasks (commands and monitors an agent or the owner left running)
     """
     CREATE TABLE questions (
         id           INTEGER PRIMARY KEY,
@@ -104,5 +105,13 @@ MIGRATIONS: list[str] = [
         request_id  TEXT NOT NULL REFERENCES requests(id),
         created_at  REAL NOT NULL
     );
+    ALTER TABLE tasks ADD COLUMN agent TEXT;
+    ALTER TABLE tasks ADD COLUMN description TEXT NOT NULL DEFAULT '';
+    ALTER TABLE tasks ADD COLUMN command TEXT NOT NULL DEFAULT '';
+    ALTER TABLE tasks ADD COLUMN last_output_at REAL;
+    ALTER TABLE tasks ADD COLUMN stopping_at REAL;
+    ALTER TABLE tasks ADD COLUMN stop_reason TEXT;
+    ALTER TABLE tasks ADD COLUMN tests TEXT;
+    CREATE INDEX tasks_by_agent ON tasks(agent, ended_at);
     """,
 ]

@@ -1,4 +1,4 @@
-"""SQL for background tasks (for now: the process of a running request)."""
+"""SQL for tasks: a request's agent process, and the commands and monitors left running in the background."""
 
 import sqlite3
 
@@ -22,4 +22,41 @@ def finish(conn: sqlite3.Connection, task_id: str, at: float, exit_code: int | N
 def for_request(conn: sqlite3.Connection, request_id: str) -> list[TaskRow]:
     rows = conn.execute("SELECT * FROM tasks WHERE request_id = ? ORDER BY started_at", (request_id,))
     return [TaskRow(**dict(r)) for r in rows]
+
+
+
+def add_background(conn: sqlite3.Connection, fields: dict[str, object]) -> None:
+    names = ", ".join(fields)
+    conn.execute(f"INSERT INTO tasks ({names}) VALUES ({', '.join('?' * len(fields))})", tuple(fields.values()))
+
+
+def next_background_number(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT COALESCE(MAX(CAST(SUBSTR(id, 2) AS INTEGER)), 0) + 1 FROM tasks "
+                       "WHERE kind IN ('command', 'monitor')").fetchone()
+    return int(row[0])
+
+
+def get(conn: sqlite3.Connection, task_id: str) -> TaskRow | None:
+    row = conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    return None if row is None else TaskRow(**dict(row))
+
+
+def background(conn: sqlite3.Connection, agent: str | None = None) -> list[TaskRow]:
+    """Commands and monitors, newest first (of one agent, or all)."""
+    query = "SELECT * FROM tasks WHERE kind IN ('command', 'monitor')" + (" AND agent = ?" if agent else "")
+    newest_first = " ORDER BY started_at DESC, CAST(SUBSTR(id, 2) AS INTEGER) DESC"
+    rows = conn.execute(query + newest_first, (agent,) if agent else ())
+    return [TaskRow(**dict(r)) for r in rows]
+
+
+def running(conn: sqlite3.Connection) -> list[TaskRow]:
+    rows = conn.execute("SELECT * FROM tasks WHERE ended_at IS NULL ORDER BY started_at")
+    return [TaskRow(**dict(r)) for r in rows]
+
+
+def update(conn: sqlite3.Connection, task_id: str, fields: dict[str, object]) -> None:
+    allowed = {"last_output_at", "stopping_at", "stop_reason", "tests"}
+    assert set(fields) <= allowed, set(fields) - allowed
+    sets = ", ".join(f"{name} = ?" for name in fields)
+    conn.execute(f"UPDATE tasks SET {sets} WHERE id = ?", (*fields.values(), task_id))
 

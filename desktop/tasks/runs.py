@@ -66,7 +66,7 @@ class RequestRuns:
         runtime = self._runtimes.get(agent.runtime) if agent else None
         if agent is None or runtime is None:
             return self._fail(request.id, f"agent {request.agent} has no usable runtime")
-        env = self._agent_env(agent)
+        env = self.agent_env(agent)
         missing = runtime.missing(env)
         if missing:
             return self._fail(request.id, f"{runtime.name}: {missing}")
@@ -156,11 +156,11 @@ class RequestRuns:
         statuses = []
         for agent in agents:
             runtime = self._runtimes.get(agent.runtime)
-            missing = runtime.missing(self._agent_env(agent, base)) if runtime else "unknown runtime"
+            missing = runtime.missing(self.agent_env(agent, base)) if runtime else "unknown runtime"
             statuses.append(f"{agent.runtime}: {missing}" if missing else "ready")
         return statuses
 
-    def _agent_env(self, agent: AgentRow, base: dict[str, str] | None = None) -> dict[str, str]:
+    def agent_env(self, agent: AgentRow, base: dict[str, str] | None = None) -> dict[str, str]:
         extra = agent.options.get("env")
         variables = {str(k): str(v) for k, v in extra.items()} if isinstance(extra, dict) else {}
         return {**(self._environment() if base is None else base), **variables}

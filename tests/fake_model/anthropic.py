@@ -31,10 +31,13 @@ def wants_cut(body: dict[str, Any]) -> bool:
     return Script.parse(find_prompt(texts)).cut
 
 
-def calls(script: Script) -> list[tuple[str, dict[str, Any]]]:
+def calls(script: Script, tools: set[str]) -> list[tuple[str, dict[str, Any]]]:
     """The script as Claude Code tool calls, one per step."""
     flat: list[tuple[str, dict[str, Any]]] = []
     for step in script.steps:
+        if step.kind == "mcp":
+            flat.append(step.mcp_call(tools))
+            continue
         if step.kind == "ask":
             options = [{"label": "Yes", "description": "go ahead"}, {"label": "No", "description": "stop here"}]
             flat.append(("AskUserQuestion", {"questions": [{"question": step.argument, "header": "Question",
@@ -59,7 +62,7 @@ def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, list[dict[s
         kind = kinds.get(script.fail, "api_error")
         return script.fail, {"type": "error", "error": {"type": kind, "message": f"fake model: {kind}"}}, []
     tools = {tool.get("name") for tool in body.get("tools", [])}
-    pending = calls(script)[len(results):] if tools else []
+    pending = calls(script, tools)[len(results):] if tools else []
     if pending and pending[0][0] in tools:
         name, arguments = pending[0]
         block = {"type": "tool_use", "id": f"toolu_{len(results) + 1:02d}", "name": name, "input": arguments}

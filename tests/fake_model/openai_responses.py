@@ -39,6 +39,8 @@ def calls(script: Script, tools: dict[str, str]) -> list[tuple[str, dict[str, An
             flat.append(("exec_command", {"cmd": step.argument}))
         elif step.kind == "ask":
             flat.append((question_tool(set(tools)), question_arguments(step.argument)))
+        elif step.kind == "mcp":
+            flat.append(step.mcp_call(set(tools)))
         elif "update_plan" in tools:
             items = Script.todos(step.argument)
             plan = [{"step": item, "status": "completed" if done else "pending"} for item, done in items]

@@ -4,6 +4,7 @@
     CUT                 break every streamed answer half-way (plain JSON answers stay whole)
     TOOL <command>      call the runtime's shell tool with <command> (one step per TOOL line, in order)
     ASK <question>      ask the person a question: Claude's AskUserQuestion, else Coxswain's MCP tool `ask_question`
+    MCP <tool> <json>   call a tool of Coxswain's MCP server (`start_task`, `read_task_output`, …) with these arguments
     TODO <a>=done; <b>  write a todo list (items `=done` are completed) through the runtime's todo tool
     SAY <text>          the final answer (default: "finished after N steps")
     FAIL <status>       answer every call with that HTTP error (401: authentication, 429: rate limit)
@@ -12,16 +13,23 @@ The step is how many tool results the conversation holds already, so the server 
 CLI that re-sends its history carries on where it stopped.
 """
 
+import json
 import re
 from dataclasses import dataclass
 
-KEYWORD = re.compile(r"^(TOOL|TODO|ASK|SAY|FAIL|DELAY|CUT)\b[ :]*(.*)$", re.M)
+KEYWORD = re.compile(r"^(TOOL|TODO|ASK|MCP|SAY|FAIL|DELAY|CUT)\b[ :]*(.*)$", re.M)
 
 
 @dataclass(frozen=True)
 class Step:
-    kind: str  # tool | todo
+    kind: str  # tool | todo | ask | mcp
     argument: str
+
+    def mcp_call(self, names: set[str]) -> tuple[str, dict[str, object]]:
+        """(the name under which the CLI offers the tool, its arguments) of an MCP step."""
+        tool, _, arguments = self.argument.partition(" ")
+        name = next((n for n in sorted(names) if n == tool or n.endswith(f"__{tool}") or n.endswith(f"-{tool}")), tool)
+        return name, json.loads(arguments or "{}")
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,8 @@ class Script:
                 steps.append(Step("todo", rest.strip()))
             elif keyword == "ASK":
                 steps.append(Step("ask", rest.strip()))
+            elif keyword == "MCP":
+                steps.append(Step("mcp", rest.strip()))
             elif keyword == "SAY":
                 say = rest.strip()
             elif keyword == "DELAY":

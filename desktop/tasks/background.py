@@ -1,0 +1,324 @@
+"""Background tasks: commands and monitors an agent (through the MCP server) or the owner left running. Each runs
+under the detached runner, so it outlives a daemon restart; the daemon follows its output through the console
+pipeline (test counts, last output time), stops it on request or at the timeout, and lists it for an hour after
+it ended (at most 20 per agent)."""
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from desktop.console.redact import redact
+from desktop.console.stream import ConsoleStream
+from desktop.core.actors import Actor
+from desktop.core.errors import Forbidden, Invalid, NotFound
+from desktop.core.events import EventBus
+from desktop.core.ledger import Ledger
+from desktop.core.settings import current
+from desktop.store import directory
+from desktop.store import tasks as sql
+from desktop.store.db import Store
+from desktop.store.rows import AgentRow, TaskRow
+from desktop.tasks.supervisor import Exit, Supervisor
+
+log = logging.getLogger(__name__)
+KINDS = ("command", "monitor")
+KEEP_ENDED_SECONDS = 3600
+KEEP_ENDED_PER_AGENT = 20
+MAX_COMMAND = 2000
+READ_PER_TICK = 1 << 20  # output followed per pass (~50 ms of pipeline): a flood cannot hold the daemon's loop
+FOLLOW_SECONDS = 0.25
+QUIET_NOTICE_SECONDS = 60
+# `npm test 2>&1 | tail -40`: nothing shows until the command ends; `tail -f` and `head` stream
+TAIL_PIPE = re.compile(r"\|\s*tail(?![^|;&]*\s-[A-Za-z]*[fF])(?:\s|$)")
+TAIL_PIPE_NOTE = ("This command pipes its output into `tail`, which prints only when the command ends: the rest "
+                  "arrives then. To watch it as it runs, log to a file (`… > test.log 2>&1`) and follow that.")
+
+
+@dataclass
+class _Follow:
+    """What the daemon keeps in memory about a running task it follows."""
+
+    stream: ConsoleStream = field(default_factory=lambda: ConsoleStream(colours=False))
+    offset: int = 0
+    last_output_at: float | None = None
+    quiet_seconds: float = 0.0
+    output_since_tick: bool = False
+    saved_tests: str | None = None
+
+
+@dataclass(frozen=True)
+class TaskView:
+    row: TaskRow
+    state: str  # running | stopping | ended
+    quiet_minutes: int | None  # "no output for N min" (from 1 minute on)
+    quiet: bool  # no output for `quiet_after` or longer
+    tail_pipe: bool
+    tests: dict[str, object] | None
+
+
+class BackgroundTasks:
+    def __init__(self, store: Store, ledger: Ledger, supervisor: Supervisor, tasks_dir: Path, events: EventBus,
+                 wall: Callable[[], float], mono: Callable[[], float],
+                 environment: Callable[[AgentRow], dict[str, str]]) -> None:
+        self._store, self._ledger, self._supervisor, self._tasks_dir = store, ledger, supervisor, tasks_dir
+        self._events, self._wall, self._mono, self._environment = events, wall, mono, environment
+        self._follows: dict[str, _Follow] = {}
+        self._watchers: dict[str, asyncio.Task[None]] = {}
+        self._stopping: set[asyncio.Future[None]] = set()
+        self._last_tick = mono()
+
+    # --- starting and stopping ---------------------------------------------------------------------------
+
+    def start(self, actor: Actor, agent_name: str, command: str, description: str = "",
+              kind: str = "command") -> TaskRow:
+        """Run `command` in the agent's folder under a runner; the owner for any agent, an agent for its own."""
+        agent = directory.agent(self._store.conn, agent_name)
+        if agent is None:
+            raise NotFound(f"there is no agent '{agent_name[:40]}'")
+        self._may_touch(actor, agent.name)
+        if kind not in KINDS:
+            raise Invalid(f"'{kind[:20]}' is not a kind of task; use {' or '.join(KINDS)}")
+        if not command.strip():
+            raise Invalid("the command is empty")
+        now = self._wall()
+        with self._store.transaction() as conn:
+            task_id = f"T{sql.next_background_number(conn)}"
+            task_dir = self._tasks_dir / task_id
+            sql.add_background(conn, {
+                "id": task_id, "request_id": actor.request_id, "kind": kind, "dir": str(task_dir),
+                "started_at": now, "agent": agent.name, "description": redact(description.strip())[:500],
+                "command": redact(command)[:MAX_COMMAND]})
+        try:
+            self._supervisor.start(task_dir, ["/bin/sh", "-c", command], agent.folder, self._environment(agent))
+        except OSError as error:
+            self._ended(task_id, Exit(None, f"could not start: {error.strerror or error}"))
+            raise Invalid(f"could not start the task: {error.strerror or error}") from None
+        self._follow(task_id)
+        row = self.get(task_id)
+        self._publish("task_started", row)
+        return row
+
+    async def stop(self, task_id: str, actor: Actor, reason: str | None = None) -> TaskRow:
+        """SIGTERM to the task's process group, SIGKILL after `stop_grace`; it shows as stopping until it ended."""
+        row = self.get(task_id)
+        self._may_touch(actor, row.agent or "")
+        if row.ended_at is not None:
+            return row
+        if row.stopping_at is None:
+            with self._store.transaction() as conn:
+                sql.update(conn, row.id, {"stopping_at": self._wall(),
+                                          "stop_reason": reason or f"stopped by {actor.name}"})
+        stopping = asyncio.ensure_future(self._supervisor.stop(Path(row.dir), current(self._store.conn, "stop_grace")))
+        self._stopping.add(stopping)
+        stopping.add_done_callback(self._stopping.discard)
+        return self.get(task_id)
+
+    # --- reading ------------------------------------------------------------------------------------------
+
+    def get(self, task_id: str) -> TaskRow:
+        row = sql.get(self._store.conn, task_id)
+        if row is None or row.kind not in KINDS:
+            raise NotFound(f"there is no background task {task_id[:20]}")
+        return row
+
+    def visible(self, task_id: str, actor: Actor) -> TaskRow:
+        row = self.get(task_id)
+        self._may_touch(actor, row.agent or "")
+        return row
+
+    def listing(self, actor: Actor, agent: str | None = None) -> list[TaskView]:
+        """Running tasks, and those that ended in the last hour (the newest 20 of each agent)."""
+        if actor.kind == "agent":
+            agent = actor.name
+        elif not actor.is_owner:
+            raise Forbidden("only the owner and the agents see background tasks")
+        now, kept = self._wall(), dict[str, int]()
+        views = []
+        for row in sql.background(self._store.conn, agent):
+            if row.ended_at is not None:
+                kept[row.agent or ""] = kept.get(row.agent or "", 0) + 1
+                if now - row.ended_at > KEEP_ENDED_SECONDS or kept[row.agent or ""] > KEEP_ENDED_PER_AGENT:
+                    continue
+            views.append(self.view(row))
+        return views
+
+    def view(self, row: TaskRow) -> TaskView:
+        follow = self._follows.get(row.id)
+        state = "ended" if row.ended_at is not None else "stopping" if row.stopping_at is not None else "running"
+        quiet_seconds = follow.quiet_seconds if follow and state != "ended" else 0.0
+        quiet_after = current(self._store.conn, "quiet_after")
+        tests = follow.stream.tests.summary() if follow else json.loads(row.tests) if row.tests else None
+        if tests is not None and tests.get("runner") is None:
+            tests = None
+        last_output = follow.last_output_at if follow and follow.last_output_at else row.last_output_at
+        return TaskView(row if last_output == row.last_output_at else _with(row, last_output_at=last_output), state,
+                        int(quiet_seconds // 60) if quiet_seconds >= QUIET_NOTICE_SECONDS else None,
+                        quiet_seconds >= quiet_after, bool(TAIL_PIPE.search(row.command)), tests)
+
+    def running_agents(self) -> set[str]:
+        return {row.agent or "" for row in sql.running(self._store.conn) if row.kind in KINDS}
+
+    # --- following ----------------------------------------------------------------------------------------
+
+    def reattach(self) -> None:
+        """At start: follow every task whose runner lives; end the others as their runner recorded, or unknown."""
+        for row in sql.running(self._store.conn):
+            if row.kind not in KINDS or row.id in self._watchers:
+                continue
+            self._follow(row.id)  # its output is read again from the start: test counts are over all of it
+
+    async def tick(self) -> None:
+        """Every 10 s: quiet time (awake time only: the monotonic clock stands still while the machine sleeps),
+        the timeout, and what the followers learnt (last output, test counts) written down."""
+        now, elapsed = self._mono(), min(self._mono() - self._last_tick, 15.0)
+        self._last_tick = now
+        timeout = current(self._store.conn, "task_timeout")
+        for task_id, follow in list(self._follows.items()):
+            follow.quiet_seconds = 0.0 if follow.output_since_tick else follow.quiet_seconds + elapsed
+            follow.output_since_tick = False
+            self._save(task_id, follow)
+            row = sql.get(self._store.conn, task_id)
+            if row and timeout and row.stopping_at is None and self._wall() - row.started_at >= timeout:
+                await self._time_out(row, timeout)
+
+    async def close(self) -> None:
+        for watcher in self._watchers.values():
+            watcher.cancel()
+        await asyncio.gather(*self._watchers.values(), return_exceptions=True)
+
+    def _follow(self, task_id: str) -> None:
+        follow = self._follows[task_id] = _Follow()
+        task_dir = Path(self.get(task_id).dir)
+
+        async def watch() -> None:
+            waiter = asyncio.ensure_future(self._supervisor.wait(task_dir))
+            try:
+                while not waiter.done():
+                    if self._read(task_dir, follow) == READ_PER_TICK:
+                        await asyncio.sleep(0)  # more is waiting: read on, letting everything else run between
+                    else:
+                        await asyncio.wait({waiter}, timeout=FOLLOW_SECONDS)
+                while self._read(task_dir, follow):
+                    await asyncio.sleep(0)
+            finally:
+                if not waiter.done():
+                    waiter.cancel()
+            follow.stream.finish()
+            self._watchers.pop(task_id, None)
+            self._ended(task_id, waiter.result())
+
+        self._watchers[task_id] = asyncio.create_task(watch(), name=f"follow {task_id}")
+
+    def _read(self, task_dir: Path, follow: _Follow) -> int:
+        """Feed up to READ_PER_TICK new bytes of output to the task's pipeline; how many there were."""
+        try:
+            with open(task_dir / "output", "rb") as f:
+                f.seek(follow.offset)
+                data = f.read(READ_PER_TICK)
+        except OSError:
+            return 0
+        if data:
+            follow.offset += len(data)
+            follow.stream.feed(data)
+            follow.last_output_at, follow.output_since_tick = self._wall(), True
+        return len(data)
+
+    def _save(self, task_id: str, follow: _Follow) -> None:
+        tests = json.dumps(follow.stream.tests.summary())
+        row = sql.get(self._store.conn, task_id)
+        if row is None or (tests == follow.saved_tests and row.last_output_at == follow.last_output_at):
+            return
+        with self._store.transaction() as conn:
+            sql.update(conn, task_id, {"tests": tests, "last_output_at": follow.last_output_at})
+        follow.saved_tests = tests
+
+    def _ended(self, task_id: str, outcome: Exit) -> None:
+        follow = self._follows.pop(task_id, None)
+        if follow is not None:
+            self._save(task_id, follow)
+        row = sql.get(self._store.conn, task_id)
+        if row is None or row.ended_at is not None:
+            return
+        code = outcome.returncode
+        how = ("stopped" if row.stopping_at is not None else "unknown" if code is None
+               else "completed" if code == 0 else "failed")
+        with self._store.transaction() as conn:
+            sql.finish(conn, task_id, self._wall(), code, how)
+        ended = self.get(task_id)
+        self._publish("task_finished" if how == "completed" else "task_failed", ended)
+
+    async def _time_out(self, row: TaskRow, timeout: int) -> None:
+        hours = f"{timeout / 3600:g} h" if timeout >= 3600 else f"{timeout // 60} min"
+        why = f"stopped: it ran longer than the background task timeout ({hours})"
+        await self.stop(row.id, Actor("coxswain", "system"), why)
+        if row.request_id:
+            self._ledger.note(row.request_id, f"background task {row.id} ({row.description or row.command[:60]}) "
+                                              f"{why}")
+
+    def _publish(self, kind: str, row: TaskRow) -> None:
+        self._events.publish({"type": kind, "id": row.id, "agent": row.agent, "kind": row.kind,
+                              "description": row.description, "request_id": row.request_id,
+                              "outcome": row.outcome, "exit_code": row.exit_code, "reason": row.stop_reason})
+
+    @staticmethod
+    def _may_touch(actor: Actor, agent: str) -> None:
+        if actor.is_owner or actor.kind == "system" or (actor.kind == "agent" and actor.name == agent):
+            return
+        raise Forbidden("background tasks are the owner's and their own agent's to start, read and stop")
+
+
+def _with(row: TaskRow, **changes: object) -> TaskRow:
+    return replace(row, **changes)  # type: ignore[arg-type]
+
+
+MAX_BACK = 5 * 1024 * 1024  # output older than this, counted from the end, is not loaded
+BLOCK = 256 * 1024
+
+
+@dataclass(frozen=True)
+class Page:
+    lines: list[tuple[str, int]]  # (console line, times it came in a row)
+    before: int | None  # the cursor for the page before this one (a byte offset), or None at the start
+    older_not_loaded: bool  # there is more before, beyond what a console loads
+    pending: str  # the unfinished last line, as it shows now
+
+
+def output_page(output: Path, lines: int, before: int | None = None, colours: bool = True) -> Page:
+    """The last `lines` console lines of a task's raw output that end before byte `before` (or at its end)."""
+    try:
+        size = output.stat().st_size
+    except OSError:
+        return Page([], None, False, "")
+    end = size if before is None else max(0, min(before, size))
+    floor = max(0, size - MAX_BACK)
+    if end <= floor and floor > 0:
+        return Page([], None, True, "")
+    start, data = end, b""
+    with open(output, "rb") as f:
+        while start > floor and data.count(b"\n") <= lines:
+            start = max(floor, start - BLOCK)
+            f.seek(start)
+            data = f.read(end - start)
+    reached_floor = start == floor > 0  # nothing before this is loaded
+    if start > 0:  # begin at the start of a line
+        cut = data.find(b"\n") + 1
+        data, start = data[cut:], start + cut
+    stream = ConsoleStream(colours)
+    shown = {line.index: line for line in stream.feed(data)}
+    pending = ""
+    if before is None:
+        pending = stream.pending()  # the line still being written
+    else:
+        shown.update({line.index: line for line in stream.finish()})
+    page = [shown[index] for index in sorted(shown)][-lines:]
+    if not page:
+        return Page([], None, reached_floor, pending)
+    if reached_floor and page[0].raw_line == 1:
+        return Page([(line.text, line.count) for line in page], None, True, pending)
+    line_starts = [start, *(start + match.end() for match in re.finditer(rb"\n", data))]
+    cursor = line_starts[page[0].raw_line - 1]
+    return Page([(line.text, line.count) for line in page], cursor or None, False, pending)

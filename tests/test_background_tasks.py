@@ -1,0 +1,176 @@
+"""Background tasks: started by the owner (`cox task …`) or by an agent through the MCP server (the real Claude Code
+and Codex CLIs against the scripted fake model), followed through the console pipeline, stopped, timed out,
+re-attached after a daemon restart, listed for an hour, read page by page."""
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.daemon_process import DaemonProcess
+from tests.fake_model.server import FakeModelServer
+from tests.test_runtime_claude import wait_for
+
+
+def task(daemon: DaemonProcess, task_id: str) -> dict[str, Any]:
+    found: dict[str, Any] = daemon.get(f"/api/tasks/{task_id}").json()
+    return found
+
+
+def start(daemon: DaemonProcess, command: str, **extra: str) -> dict[str, Any]:
+    answer = daemon.post("/api/tasks", {"agent": "shell", "command": command, **extra})
+    assert answer.status_code == 201, answer.text
+    started: dict[str, Any] = answer.json()
+    return started
+
+
+def ended(daemon: DaemonProcess, task_id: str, timeout: float = 20) -> dict[str, Any]:
+    wait_for(lambda: task(daemon, task_id)["state"] == "ended", timeout)
+    return task(daemon, task_id)
+
+
+def test_the_owner_starts_reads_and_stops_tasks(daemon: DaemonProcess) -> None:
+    events: list[dict[str, Any]] = []
+    listening = threading.Thread(target=collect_events, args=(daemon, events, 3), daemon=True)
+    listening.start()
+    time.sleep(0.3)
+    done = daemon.cox("task", "start", "--agent", "shell", "--description", "unit tests",
+                      "echo collecting; echo '4 passed, 1 failed, 2 skipped in 0.2s'; exit 1", check=True)
+    first = done.stdout.strip()
+    server = start(daemon, "echo serving on :3000; sleep 60", kind="monitor", description="dev server")
+    assert ended(daemon, first)["status"] == "failed (exit 1)"
+    assert task(daemon, first)["tests"] == {"runner": "pytest", "passed": 4, "failed": 1, "skipped": 2,
+                                           "first_failure": None}
+    wait_for(lambda: daemon.get(f"/api/tasks/{server['id']}/output").json()["lines"] == ["serving on :3000"])
+    listed = daemon.cox("task", "list", check=True).stdout
+    assert "running" in listed and "dev server" in listed and "4✓ 1✗ 2○" in listed
+    assert [a["state"] for a in daemon.get("/api/agents").json()] == ["background_only"]
+
+    stopping = daemon.cox("task", "stop", server["id"], check=True).stdout
+    assert stopping.strip() in (f"{server['id']}: Stopping…", f"{server['id']}: stopped")
+    assert ended(daemon, server["id"])["status"] == "stopped"
+    assert [a["state"] for a in daemon.get("/api/agents").json()] == ["idle"]
+    listening.join(10)
+    kinds = [(e["type"], e["id"]) for e in events]
+    assert kinds == [("task_started", first), ("task_started", server["id"]), ("task_failed", first)] or (
+        set(kinds) >= {("task_started", first), ("task_failed", first)})
+
+
+def collect_events(daemon: DaemonProcess, events: list[dict[str, Any]], count: int) -> None:
+    with httpx.stream("GET", f"{daemon.url}/api/events", headers={"Authorization": f"Bearer {daemon.token}"},
+                      timeout=30) as response:
+        for line in response.iter_lines():
+            if line.startswith("data:"):
+                event = json.loads(line[5:])
+                if str(event.get("type", "")).startswith("task_"):
+                    events.append(event)
+                    if len(events) >= count:
+                        return
+
+
+def test_a_clean_exit_is_finished_and_nothing_else(daemon: DaemonProcess) -> None:
+    row = start(daemon, "echo ok")
+    assert ended(daemon, row["id"])["status"] == "completed"
+    assert task(daemon, row["id"])["exit_code"] == 0
+
+
+def test_bad_input_gets_a_sentence(daemon: DaemonProcess) -> None:
+    assert daemon.post("/api/tasks", {"agent": "nobody", "command": "true"}).status_code == 404
+    assert daemon.post("/api/tasks", {"agent": "shell", "command": "true", "kind": "daemon"}).status_code == 422
+    assert daemon.post("/api/tasks", {"agent": "shell", "command": "  "}).status_code == 400
+    assert daemon.get("/api/tasks/T99").status_code == 404
+    sam = daemon.add_person("sam")
+    refused = daemon.post("/api/tasks", {"agent": "shell", "command": "true"}, token=sam)
+    assert refused.status_code == 403
+
+
+def test_tasks_outlive_a_daemon_restart(make_daemon: type[DaemonProcess], tmp_path: Path) -> None:
+    daemon = make_daemon(tmp_path / "home").start()
+    alive = start(daemon, "sleep 30")
+    quick = start(daemon, "sleep 1; exit 3")
+    lost = start(daemon, "sleep 30")
+    wait_for(lambda: (daemon.home / "tasks" / lost["id"] / "runner.json").exists())
+    daemon.stop(signal.SIGKILL)
+    info = json.loads((daemon.home / "tasks" / lost["id"] / "runner.json").read_text())
+    os.kill(info["runner_pid"], signal.SIGKILL)  # the runner is gone without a word
+    os.killpg(info["pgid"], signal.SIGKILL)
+    time.sleep(1.5)
+    daemon.start()
+    assert task(daemon, alive["id"])["state"] == "running"
+    assert task(daemon, alive["id"])["started_at"] == alive["started_at"], "the original start time is kept"
+    assert ended(daemon, quick["id"])["status"] == "failed (exit 3)"
+    assert ended(daemon, lost["id"])["status"] == "ended, result unknown"
+    daemon.post(f"/api/tasks/{alive['id']}/stop", {})
+    assert ended(daemon, alive["id"])["status"] == "stopped"
+
+
+def test_output_pages_back_and_stops_at_five_megabytes(daemon: DaemonProcess) -> None:
+    row = start(daemon, "seq 1 5000")
+    ended(daemon, row["id"])
+    last = daemon.get(f"/api/tasks/{row['id']}/output").json()
+    assert len(last["lines"]) == 2000 and last["lines"][-1] == "5000" and last["lines"][0] == "3001"
+    before = daemon.get(f"/api/tasks/{row['id']}/output?before={last['before']}").json()
+    assert before["lines"][0] == "1001" and before["lines"][-1] == "3000"
+    first = daemon.get(f"/api/tasks/{row['id']}/output?before={before['before']}").json()
+    assert first["lines"][0] == "1" and first["lines"][-1] == "1000" and first["before"] is None
+    shown = daemon.cox("task", "output", row["id"], "--lines", "2", check=True).stdout.splitlines()
+    assert shown[0].startswith("… older: cox task output") and shown[1:] == ["4999", "5000"]
+
+    big = start(daemon, "seq 1 1500000")  # about 10 MB
+    ended(daemon, big["id"], timeout=60)
+    cursor, pages = None, 0
+    while True:
+        page = daemon.get(f"/api/tasks/{big['id']}/output" + (f"?before={cursor}" if cursor else "")).json()
+        pages += 1
+        if page["older_not_loaded"] or page["before"] is None:
+            break
+        cursor = page["before"]
+    assert page["older_not_loaded"] and 5 <= pages <= 400
+
+
+@pytest.fixture(params=["claude", "codex"])
+def agent_daemon(request: pytest.FixtureRequest, make_daemon: type[DaemonProcess], tmp_path: Path,
+                 agent_env: dict[str, str]) -> DaemonProcess:
+    daemon = make_daemon(tmp_path / "home").start(env=agent_env)
+    (tmp_path / "project").mkdir()
+    options = {"model": "fake-model"} if request.param == "codex" else {}  # see tests/test_questions.py
+    answer = daemon.post("/api/agents", {"name": "agent", "runtime": request.param,
+                                         "folder": str(tmp_path / "project"), **options})
+    assert answer.status_code == 201, answer.text
+    return daemon
+
+
+def test_an_agent_starts_reads_and_stops_a_task_through_mcp(agent_daemon: DaemonProcess,
+                                                             fake_model: FakeModelServer) -> None:
+    script = ('MCP start_task {"command": "echo dev server up; sleep 60", "description": "dev server"}\n'
+              'TOOL sleep 1\n'
+              'MCP read_task_output {"task_id": "T1"}\n'
+              'MCP list_tasks {}\n')
+    row = agent_daemon.request(script, agent="agent")
+    agent_daemon.wait_state(row["id"], "done", timeout=60)
+    assert task(agent_daemon, "T1")["request_id"] == row["id"]
+    assert task(agent_daemon, "T1")["state"] == "running", "a task outlives the turn that started it"
+    results = json.dumps(fake_model.requests()[-1]["body"], ensure_ascii=False)
+    assert "dev server up" in results and "T1 · running" in results and '\\"description\\": \\"dev server\\"' in results
+    assert [a["state"] for a in agent_daemon.get("/api/agents").json() if a["name"] == "agent"] == [
+        "background_only"]
+    stop = agent_daemon.request('MCP stop_task {"task_id": "T1"}', agent="agent")
+    agent_daemon.wait_state(stop["id"], "done", timeout=60)
+    assert ended(agent_daemon, "T1")["status"] == "stopped"
+    assert [a["state"] for a in agent_daemon.get("/api/agents").json() if a["name"] == "agent"] == ["idle"]
+
+
+def test_an_agent_sees_and_stops_only_its_own_tasks(agent_daemon: DaemonProcess,
+                                                      fake_model: FakeModelServer) -> None:
+    shell_task = start(agent_daemon, "sleep 60")
+    row = agent_daemon.request(f'MCP stop_task {{"task_id": "{shell_task["id"]}"}}', agent="agent")
+    agent_daemon.wait_state(row["id"], "done", timeout=60)
+    assert "own agent" in json.dumps(fake_model.requests()[-1]["body"])
+    assert task(agent_daemon, shell_task["id"])["state"] == "running"
+    agent_daemon.post(f"/api/tasks/{shell_task['id']}/stop", {})
