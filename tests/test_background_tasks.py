@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 
 from tests.daemon_process import DaemonProcess
@@ -174,3 +175,47 @@ def test_an_agent_sees_and_stops_only_its_own_tasks(agent_daemon: DaemonProcess,
     assert "own agent" in json.dumps(fake_model.requests()[-1]["body"])
     assert task(agent_daemon, shell_task["id"])["state"] == "running"
     agent_daemon.post(f"/api/tasks/{shell_task['id']}/stop", {})
+
+
+def test_a_running_requests_agent_process_is_listed(daemon: DaemonProcess) -> None:
+    row = daemon.request("echo working; sleep 30")
+    wait_for(lambda: any(t["kind"] == "request" for t in daemon.get("/api/tasks").json()))
+    [listed] = [t for t in daemon.get("/api/tasks").json() if t["kind"] == "request"]
+    assert listed["request_id"] == row["id"] and listed["description"] == f"{row['id']}: echo working; sleep 30"
+    assert listed["command"].startswith("/bin/sh -c") and listed["status"] == "running"
+    refused = daemon.post(f"/api/tasks/{listed['id']}/stop", {})
+    assert refused.status_code == 409 and f"cox cancel {row['id']}" in refused.json()["error"]
+    daemon.post(f"/api/requests/{row['id']}/cancel", {})
+    daemon.wait_state(row["id"], "cancelled")
+    assert not any(t["kind"] == "request" for t in daemon.get("/api/tasks").json())
+
+
+def test_hostile_output_leaves_the_daemon_small_and_answering(daemon: DaemonProcess) -> None:
+    """100 MB without a newline, a million identical lines, invalid UTF-8, an unterminated OSC, a \\r storm."""
+    process = psutil.Process(daemon.proc.pid if daemon.proc else 0)
+    before = process.memory_info().rss
+    commands = ["head -c 100000000 /dev/zero | tr '\\0' 'x'",
+                "yes 'the same line' | head -n 1000000",
+                "head -c 20000000 /dev/urandom",
+                "printf 'start \\033]0;never ends'; head -c 5000000 /dev/zero | tr '\\0' 'y'",
+                "i=0; while [ $i -lt 200000 ]; do printf '\\rprogress %d' $i; i=$((i+1)); done"]
+    rows = [start(daemon, command) for command in commands]
+    slowest, peak = 0.0, before
+    while any(task(daemon, row["id"])["state"] != "ended" for row in rows):
+        asked = time.monotonic()
+        assert daemon.get("/api/health").status_code == 200
+        slowest = max(slowest, time.monotonic() - asked)
+        peak = max(peak, process.memory_info().rss)
+        time.sleep(0.1)
+    print(f"daemon RSS {before / 1e6:.0f} MB before, {peak / 1e6:.0f} MB at most; slowest health answer "
+          f"{slowest * 1000:.0f} ms")
+    assert peak - before < 150e6, f"the daemon grew by {(peak - before) / 1e6:.0f} MB"
+    assert [task(daemon, row["id"])["status"] for row in rows] == ["completed"] * 5
+    same = daemon.get(f"/api/tasks/{rows[1]['id']}/output").json()
+    folded = int(same["lines"][0].rsplit("×", 1)[1])  # as many as the 5 MB a console loads hold, in one line
+    assert same["lines"][0].startswith("the same line  ×") and folded > 300_000 and same["older_not_loaded"]
+    shown = [daemon.get(f"/api/tasks/{row['id']}/output").json() for row in rows]
+    assert [[*page["lines"], page["pending"]] for page in (shown[0], shown[3], shown[4])] == [
+        ["x" * 4000 + "…"],  # the 100 MB line (no newline: still the unfinished one), cut
+        ["start "],  # an unterminated OSC swallows the rest of its line, as on a terminal
+        ["progress 199999"]]

@@ -5,11 +5,9 @@ import sqlite3
 from desktop.store.rows import TaskRow
 
 
-def add(conn: sqlite3.Connection, task_id: str, request_id: str | None, kind: str, folder: str, at: float) -> None:
-    conn.execute(
-        "INSERT INTO tasks (id, request_id, kind, dir, started_at) VALUES (?, ?, ?, ?, ?)",
-        (task_id, request_id, kind, folder, at),
-    )
+def add(conn: sqlite3.Connection, fields: dict[str, object]) -> None:
+    names = ", ".join(fields)
+    conn.execute(f"INSERT INTO tasks ({names}) VALUES ({', '.join('?' * len(fields))})", tuple(fields.values()))
 
 
 def finish(conn: sqlite3.Connection, task_id: str, at: float, exit_code: int | None, outcome: str) -> None:
@@ -25,11 +23,6 @@ def for_request(conn: sqlite3.Connection, request_id: str) -> list[TaskRow]:
 
 
 
-def add_background(conn: sqlite3.Connection, fields: dict[str, object]) -> None:
-    names = ", ".join(fields)
-    conn.execute(f"INSERT INTO tasks ({names}) VALUES ({', '.join('?' * len(fields))})", tuple(fields.values()))
-
-
 def next_background_number(conn: sqlite3.Connection) -> int:
     row = conn.execute("SELECT COALESCE(MAX(CAST(SUBSTR(id, 2) AS INTEGER)), 0) + 1 FROM tasks "
                        "WHERE kind IN ('command', 'monitor')").fetchone()
@@ -42,8 +35,9 @@ def get(conn: sqlite3.Connection, task_id: str) -> TaskRow | None:
 
 
 def background(conn: sqlite3.Connection, agent: str | None = None) -> list[TaskRow]:
-    """Commands and monitors, newest first (of one agent, or all)."""
-    query = "SELECT * FROM tasks WHERE kind IN ('command', 'monitor')" + (" AND agent = ?" if agent else "")
+    """Commands and monitors, and the agent processes of running requests, newest first (of one agent, or all)."""
+    query = ("SELECT * FROM tasks WHERE (kind IN ('command', 'monitor') OR kind = 'request' AND ended_at IS NULL)"
+             + (" AND agent = ?" if agent else ""))
     newest_first = " ORDER BY started_at DESC, CAST(SUBSTR(id, 2) AS INTEGER) DESC"
     rows = conn.execute(query + newest_first, (agent,) if agent else ())
     return [TaskRow(**dict(r)) for r in rows]

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from desktop.console.redact import redact
-from desktop.console.stream import ConsoleStream
+from desktop.console.stream import ConsoleStream, Line
 from desktop.core.actors import Actor
-from desktop.core.errors import Forbidden, Invalid, NotFound
+from desktop.core.errors import Conflict, Forbidden, Invalid, NotFound
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
 from desktop.core.settings import current
@@ -29,7 +29,7 @@ KINDS = ("command", "monitor")
 KEEP_ENDED_SECONDS = 3600
 KEEP_ENDED_PER_AGENT = 20
 MAX_COMMAND = 2000
-READ_PER_TICK = 1 << 20  # output followed per pass (~50 ms of pipeline): a flood cannot hold the daemon's loop
+READ_PER_TICK = 256 << 10  # output followed per pass (~12 ms of pipeline): a flood cannot hold the daemon's loop
 FOLLOW_SECONDS = 0.25
 QUIET_NOTICE_SECONDS = 60
 # `npm test 2>&1 | tail -40`: nothing shows until the command ends; `tail -f` and `head` stream
@@ -88,7 +88,7 @@ class BackgroundTasks:
         with self._store.transaction() as conn:
             task_id = f"T{sql.next_background_number(conn)}"
             task_dir = self._tasks_dir / task_id
-            sql.add_background(conn, {
+            sql.add(conn, {
                 "id": task_id, "request_id": actor.request_id, "kind": kind, "dir": str(task_dir),
                 "started_at": now, "agent": agent.name, "description": redact(description.strip())[:500],
                 "command": redact(command)[:MAX_COMMAND]})
@@ -106,6 +106,9 @@ class BackgroundTasks:
         """SIGTERM to the task's process group, SIGKILL after `stop_grace`; it shows as stopping until it ended."""
         row = self.get(task_id)
         self._may_touch(actor, row.agent or "")
+        if row.kind == "request":
+            raise Conflict(f"{row.id} is the agent process of {row.request_id}: cancel the request instead "
+                           f"(cox cancel {row.request_id})")
         if row.ended_at is not None:
             return row
         if row.stopping_at is None:
@@ -121,8 +124,8 @@ class BackgroundTasks:
 
     def get(self, task_id: str) -> TaskRow:
         row = sql.get(self._store.conn, task_id)
-        if row is None or row.kind not in KINDS:
-            raise NotFound(f"there is no background task {task_id[:20]}")
+        if row is None:
+            raise NotFound(f"there is no task {task_id[:40]}")
         return row
 
     def visible(self, task_id: str, actor: Actor) -> TaskRow:
@@ -288,7 +291,9 @@ class Page:
 
 
 def output_page(output: Path, lines: int, before: int | None = None, colours: bool = True) -> Page:
-    """The last `lines` console lines of a task's raw output that end before byte `before` (or at its end)."""
+    """The last `lines` console lines of a task's raw output that end before byte `before` (or at its end).
+    The window read grows until it holds more console lines than asked for (so a folded run of repeats is
+    counted whole) or reaches what a console loads (MAX_BACK from the end)."""
     try:
         size = output.stat().st_size
     except OSError:
@@ -297,28 +302,34 @@ def output_page(output: Path, lines: int, before: int | None = None, colours: bo
     floor = max(0, size - MAX_BACK)
     if end <= floor and floor > 0:
         return Page([], None, True, "")
-    start, data = end, b""
+    block = BLOCK
     with open(output, "rb") as f:
-        while start > floor and data.count(b"\n") <= lines:
-            start = max(floor, start - BLOCK)
+        while True:
+            window = start = max(floor, end - block)
             f.seek(start)
             data = f.read(end - start)
-    reached_floor = start == floor > 0  # nothing before this is loaded
-    if start > 0:  # begin at the start of a line
-        cut = data.find(b"\n") + 1
-        data, start = data[cut:], start + cut
-    stream = ConsoleStream(colours)
-    shown = {line.index: line for line in stream.feed(data)}
-    pending = ""
-    if before is None:
-        pending = stream.pending()  # the line still being written
-    else:
-        shown.update({line.index: line for line in stream.finish()})
-    page = [shown[index] for index in sorted(shown)][-lines:]
+            if start > 0:  # begin at the start of a line
+                cut = data.find(b"\n") + 1
+                data, start = data[cut:], start + cut
+            rendered, pending = _render(data, colours, final=before is not None)
+            if len(rendered) > lines or window == floor:
+                break
+            block *= 2
+    page = rendered[-lines:]
+    at_floor = window == floor > 0  # what is before this page is not loaded
     if not page:
-        return Page([], None, reached_floor, pending)
-    if reached_floor and page[0].raw_line == 1:
-        return Page([(line.text, line.count) for line in page], None, True, pending)
+        return Page([], None, at_floor, pending)
+    if page[0].index == 0 and (start == 0 or at_floor):
+        return Page([(line.text, line.count) for line in page], None, start > 0, pending)
     line_starts = [start, *(start + match.end() for match in re.finditer(rb"\n", data))]
     cursor = line_starts[page[0].raw_line - 1]
     return Page([(line.text, line.count) for line in page], cursor or None, False, pending)
+
+
+def _render(data: bytes, colours: bool, final: bool) -> tuple[list[Line], str]:
+    """Console lines of whole raw lines, and (unless `final`) the unfinished last line as it shows now."""
+    stream = ConsoleStream(colours)
+    shown = {line.index: line for line in stream.feed(data)}
+    if final:
+        shown.update({line.index: line for line in stream.finish()})
+    return [shown[index] for index in sorted(shown)], "" if final else stream.pending()

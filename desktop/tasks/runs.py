@@ -5,12 +5,14 @@ when an agent CLI dies mid-turn, the same session is resumed under the same requ
 import asyncio
 import logging
 import os
+import shlex
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from desktop.console.redact import redact
 from desktop.core.ledger import Ledger
 from desktop.core.settings import current
 from desktop.core.states import State
@@ -20,10 +22,12 @@ from desktop.store import requests as requests_sql
 from desktop.store import tasks as tasks_sql
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow, RequestRow, TaskRow
+from desktop.tasks.background import MAX_COMMAND
 from desktop.tasks.supervisor import Exit, Supervisor, tail
 
 log = logging.getLogger(__name__)
 MAX_RESUMES = 3
+MAX_EVENT_LINE = 16 << 20  # an unfinished line longer than this is not an event; it is dropped, not kept growing
 TAIL_SECONDS = 0.05
 
 
@@ -85,7 +89,10 @@ class RequestRuns:
         if launch.session_ref and launch.session_ref != request.session_ref:
             self._ledger.record_session(request.id, launch.session_ref)
         with self._store.transaction() as conn:
-            tasks_sql.add(conn, task_id, request.id, "request", str(task_dir), self._wall())
+            tasks_sql.add(conn, {"id": task_id, "request_id": request.id, "kind": "request", "dir": str(task_dir),
+                                 "started_at": self._wall(), "agent": agent.name,
+                                 "description": redact(f"{request.id}: {request.prompt.strip().splitlines()[0]}")[:500],
+                                 "command": redact(shlex.join(launch.argv))[:MAX_COMMAND]})
         run = _Run(request.id, task_id, task_dir, runtime, runtime.parser())
         try:
             self._supervisor.start(task_dir, launch.argv, agent.folder, {**env, **launch.env})
@@ -207,6 +214,8 @@ class RequestRuns:
             return
         run.offset += len(data)
         *lines, run.partial = (run.partial + data).split(b"\n")
+        if len(run.partial) > MAX_EVENT_LINE:  # no runtime writes such a line: output without newlines
+            run.partial = b""
         for line in lines:
             for event in run.parser.feed(line.decode("utf-8", "replace")):
                 self._apply(run, event)
