@@ -157,9 +157,12 @@ class Ledger:
         return self._write(request_id, Action.SESSION, SYSTEM, fields={"session_ref": session_ref},
                            text=f"session {session_ref}", kind="session")
 
-    def note(self, request_id: str, text: str) -> RequestRow:
-        """A line on the request's timeline, in whatever state it is."""
-        return self._write(request_id, Action.NOTE, SYSTEM, text=text, kind="note")
+    def note(self, request_id: str, text: str) -> None:
+        """A line on the request's timeline, in whatever state it is (it changes nothing of the request)."""
+        row, now = self.get(request_id), self._wall()
+        with self._store.transaction() as conn:
+            sql.add_timeline(conn, row.id, now, "note", row.state, text)
+            audit.append(conn, now, SYSTEM, "note", row.id, text)
 
     def record_progress(self, request_id: str, percent: float) -> RequestRow:
         return self._write(request_id, Action.PROGRESS, SYSTEM, fields={"progress": percent},

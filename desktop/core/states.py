@@ -35,7 +35,6 @@ class Action(StrEnum):
     SESSION = "session"  # the runtime's session reference became known
     ASK = "ask"  # the agent asked the people behind the request a question
     ANSWER = "answer"  # ... and got an answer, or the question was withdrawn
-    NOTE = "note"  # something about the request worth its timeline (its background task was stopped, …)
 
 
 P, A, R = State.PENDING, State.APPROVED, State.RUNNING
@@ -59,7 +58,6 @@ TRANSITIONS: dict[tuple[State, Action], State] = {
     (R, Action.SESSION): R,
     (R, Action.ASK): R,
     (R, Action.ANSWER): R,
-    **{(state, Action.NOTE): state for state in State},
 }
 
 _DONE_TO = {
@@ -78,7 +76,6 @@ _DONE_TO = {
     Action.SESSION: "given a session",
     Action.ASK: "asked a question",
     Action.ANSWER: "answered",
-    Action.NOTE: "noted",
 }
 
 
