@@ -19,6 +19,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.date import DateTrigger
 
 from desktop.api.app import Services, build
+from desktop.console.redact import redact
 from desktop.core.actors import Actor
 from desktop.core.agents import Agents
 from desktop.core.clock import Clock, GapDetector, SystemClock
@@ -201,7 +202,7 @@ class Daemon:
             self.ledger.withdraw_questions(request.id, "the request was cancelled")
 
     def _on_runtime_event(self, request: RequestRow, event: Event) -> None:
-        self.events.publish({"type": "runtime", "id": request.id, "kind": event.kind, "text": event.text[:2000],
+        self.events.publish({"type": "runtime", "id": request.id, "kind": event.kind, "text": redact(event.text[:2000]),
                              "value": event.value, "requester": request.requester})
 
     def _session_tools(self, request_id: str, task_dir: Path) -> SessionTools:

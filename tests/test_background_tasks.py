@@ -158,6 +158,7 @@ def test_an_agent_starts_reads_and_stops_a_task_through_mcp(agent_daemon: Daemon
     assert task(agent_daemon, "T1")["request_id"] == row["id"]
     assert task(agent_daemon, "T1")["state"] == "running", "a task outlives the turn that started it"
     results = json.dumps(fake_model.requests()[-1]["body"], ensure_ascii=False)
+    assert "agent agent: running_turn" in results  # list_tasks, asked during the turn
     assert "dev server up" in results and "T1 · running" in results and '\\"description\\": \\"dev server\\"' in results
     assert [a["state"] for a in agent_daemon.get("/api/agents").json() if a["name"] == "agent"] == [
         "background_only"]
@@ -219,3 +220,25 @@ def test_hostile_output_leaves_the_daemon_small_and_answering(daemon: DaemonProc
         ["x" * 4000 + "…"],  # the 100 MB line (no newline: still the unfinished one), cut
         ["start "],  # an unterminated OSC swallows the rest of its line, as on a terminal
         ["progress 199999"]]
+
+
+def test_a_pipe_into_tail_is_marked_while_it_runs(daemon: DaemonProcess) -> None:
+    piped = start(daemon, "seq 1 100 | tail -5; sleep 30")
+    follows = start(daemon, "touch log; tail -f log")
+    heads = start(daemon, "seq 1 100 | head -3; sleep 30")
+    shown = daemon.get(f"/api/tasks/{piped['id']}/output").json()
+    assert piped["tail_pipe"] and "prints only when the command ends" in shown["note"]
+    assert not follows["tail_pipe"] and not heads["tail_pipe"]
+    assert daemon.get(f"/api/tasks/{heads['id']}/output").json()["note"] is None
+    assert "── This command pipes its output into `tail`" in daemon.cox("task", "output", piped["id"]).stdout
+    for row in (piped, follows, heads):
+        daemon.post(f"/api/tasks/{row['id']}/stop", {})
+
+
+def test_what_an_agent_prints_is_redacted_wherever_it_is_shown(daemon: DaemonProcess) -> None:
+    row = daemon.request("echo deploying with API_TOKEN=f00ba5c0$(echo ffee1234); echo done")  # not in the prompt
+    done = daemon.wait_state(row["id"], "done")
+    assert "f00ba5c0ffee1234" not in json.dumps(done) and "API_TOKEN=[redacted]" in done["result"]
+    assert "API_TOKEN=[redacted]" in daemon.cox("logs", row["id"], check=True).stdout
+    failed = daemon.request("echo using gh$(echo p_A1b2C3d4E5A1b2C3d4E5A1b2C3d4E5f6G7h8); exit 3")
+    assert "ghp_" not in json.dumps(daemon.wait_state(failed["id"], "failed"))

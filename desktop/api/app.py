@@ -16,6 +16,7 @@ from sse_starlette import EventSourceResponse
 
 from desktop.api import models as m
 from desktop.api.security import LocalSecurity
+from desktop.console.redact import redact
 from desktop.core import audit, settings
 from desktop.core.actors import Actor
 from desktop.core.agents import Agents
@@ -142,7 +143,8 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
     async def ask(body: m.NewQuestion, request: Request) -> m.QuestionOut:
         agent = actor(request)
         assert agent.request_id is not None
-        return m.QuestionOut.of(s.ledger.ask(agent.request_id, agent, body.question, body.options))
+        options = [redact(option) for option in body.options]
+        return m.QuestionOut.of(s.ledger.ask(agent.request_id, agent, redact(body.question), options))
 
     @api.get("/api/session/questions/{question_id}")
     async def question(question_id: int, request: Request, wait: float = 0) -> m.QuestionOut:
@@ -185,7 +187,16 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
             with open(path, "rb") as f:
                 f.seek(max(0, offset))
                 data = f.read(OUTPUT_CHUNK)
-        return m.Output(text=data.decode("utf-8", "replace"), offset=max(0, offset) + len(data), state=row.state)
+        if len(data) == OUTPUT_CHUNK and b"\n" in data:  # whole lines only: a secret is never cut in two
+            data = data[:data.rindex(b"\n") + 1]
+        return m.Output(text=redact(data.decode("utf-8", "replace")), offset=max(0, offset) + len(data),
+                        state=row.state)
+
+    @api.get("/api/session/agent")
+    async def session_agent(request: Request) -> dict[str, str]:
+        """The calling session's agent and its state (running_turn while it asks, of course)."""
+        name = actor(request).name
+        return {"name": name, "state": agent_states().get(name, "idle")}
 
     # --- background tasks: the owner's routes, and an agent session's (its own agent's tasks only) ---------
 

@@ -103,8 +103,11 @@ def build(session: DaemonSession) -> MCPServer:
 
     @server.tool(structured_output=False)
     async def list_tasks() -> str:
-        """This agent's background tasks: running ones, and those that ended in the last hour."""
-        return _shown(await session.call("GET", "/api/session/tasks"), TASK_FIELDS)
+        """This agent's state (running_turn, background_only, idle) and its background tasks: running ones, and
+        those that ended in the last hour."""
+        agent = await session.call("GET", "/api/session/agent")
+        tasks = _shown(await session.call("GET", "/api/session/tasks"), TASK_FIELDS)
+        return f"agent {agent.get('name')}: {agent.get('state')}\n{tasks}"
 
     @server.tool(structured_output=False)
     async def read_task_output(task_id: str, lines: int = 100) -> str:

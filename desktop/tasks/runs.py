@@ -252,13 +252,13 @@ class RequestRuns:
         self._ledger.withdraw_questions(row.id, "the turn ended before it was answered")
         why = outcome.error or (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 else None)
         if row.cancel_requested:
-            self._ledger.finish(row.id, code, self._result_text(run))
+            self._finish(row.id, code, self._result_text(run))
         elif run.fatal is not None:
-            self._ledger.finish(row.id, code, run.fatal, failure=run.fatal)
+            self._finish(row.id, code, run.fatal, failure=run.fatal)
         elif run.result is not None:
             reason = run.result.text or (run.errors[-1] if run.errors else "the agent reported an error")
             failure = reason if run.result.is_error else None
-            self._ledger.finish(row.id, 0 if failure is None else code, failure or run.result.text, failure=failure)
+            self._finish(row.id, 0 if failure is None else code, failure or run.result.text, failure=failure)
         elif run.runtime.resumable and row.session_ref and (attempts := self._attempts(row.id)) <= MAX_RESUMES:
             self._ledger.interrupt(row.id, f"the {run.runtime.name} process ended mid-turn "
                                            f"({why or f'exit code {code}'})")
@@ -266,10 +266,10 @@ class RequestRuns:
             self._spawn(self._resume_later(row.id, 2 ** (attempts - 1)))
             return
         elif not run.runtime.resumable:  # the shell agent: its exit code is the outcome
-            self._ledger.finish(row.id, code, tail(run.task_dir), failure=why)
+            self._finish(row.id, code, tail(run.task_dir), failure=why)
         else:
             detail = run.errors[-1] if run.errors else why or f"exit code {code}"
-            self._ledger.finish(row.id, code, tail(run.task_dir),
+            self._finish(row.id, code, tail(run.task_dir),
                                 failure=f"{run.runtime.name} ended without finishing its turn: {detail}")
         self._on_finished()
 
@@ -285,7 +285,7 @@ class RequestRuns:
         if row is None or row.state != State.RUNNING:
             return
         if row.cancel_requested:
-            self._ledger.finish(row.id, None, "")
+            self._finish(row.id, None, "")
             self._on_finished()
             return
         self._ledger.resume(row.id, f"continuing session {row.session_ref}")
@@ -294,8 +294,12 @@ class RequestRuns:
     def _result_text(self, run: _Run) -> str:
         return run.result.text if run.result is not None else tail(run.task_dir)
 
+    def _finish(self, request_id: str, exit_code: int | None, result: str, failure: str | None = None) -> None:
+        """The ledger's finish, with what the agent printed redacted: results and reasons are shown everywhere."""
+        self._ledger.finish(request_id, exit_code, redact(result), failure=None if failure is None else redact(failure))
+
     def _fail(self, request_id: str, why: str) -> None:
-        self._ledger.finish(request_id, None, "", failure=why)
+        self._finish(request_id, None, "", failure=why)
         self._on_finished()
 
     # --- helpers ------------------------------------------------------------------------------------------
