@@ -45,17 +45,19 @@ def clean_line(line: str) -> str:
 
 def clean_lines(text: str) -> str:
     """`clean_line` for each line of `text`; only the lines that need it are touched."""
-    first = NOT_PLAIN.search(text)
-    if first is None:
+    match = NOT_PLAIN.search(text)
+    if match is None:
         return text
     lines = text.split("\n")
-    line_at, counted, cleaned = 0, 0, -1  # the line of the last position looked at, where counting stopped
-    for match in NOT_PLAIN.finditer(text, first.start()):
+    line_at, counted = 0, 0  # the line of the last match, and where counting newlines stopped
+    while match is not None:
         line_at += text.count("\n", counted, match.start())
         counted = match.start()
-        if line_at != cleaned:
-            lines[line_at] = clean_line(lines[line_at])
-            cleaned = line_at
+        lines[line_at] = clean_line(lines[line_at])
+        line_end = text.find("\n", match.start())
+        if line_end < 0:
+            break
+        match = NOT_PLAIN.search(text, line_end + 1)  # the rest of this line is cleaned already
     return "\n".join(lines)
 
 

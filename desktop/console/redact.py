@@ -5,8 +5,6 @@ Each pattern names the secret part `s`; everything else in a match (a name, a fl
 on the text without colour codes, so codes around or inside a secret cannot hide it; the codes inside a redacted span
 are put back after the marker, so the colours after it stay right."""
 
-import bisect
-import itertools
 import re
 
 import re2  # type: ignore[import-untyped]
@@ -135,14 +133,16 @@ def redact(text: str, plain: str | None = None) -> str:
         return text
     # only the lines with a secret are taken apart; a key block is the one secret that spans lines
     lines, plain_lines = text.split("\n"), plain.split("\n")
-    starts = list(itertools.accumulate((len(line) + 1 for line in plain_lines[:-1]), initial=0))
     touched: dict[int, list[tuple[int, int]]] = {}
+    index, counted = 0, 0  # the line of the last span's start, and where counting newlines stopped
     for start, end in found:
-        first, last = bisect.bisect_right(starts, start) - 1, bisect.bisect_right(starts, max(start, end - 1)) - 1
-        for index in range(first, last + 1):
-            touched.setdefault(index, []).append(
-                (max(start, starts[index]) - starts[index],
-                 min(end, starts[index] + len(plain_lines[index])) - starts[index]))
+        index += plain.count("\n", counted, start)
+        counted = start
+        line_start = plain.rfind("\n", 0, start) + 1
+        for number in range(index, index + plain.count("\n", start, end) + 1):
+            touched.setdefault(number, []).append(
+                (max(start - line_start, 0), min(end - line_start, len(plain_lines[number]))))
+            line_start += len(plain_lines[number]) + 1
     for index, line_spans in touched.items():
         line, line_plain = lines[index], plain_lines[index]
         codes = list(_SGR.finditer(line))

@@ -105,12 +105,12 @@ LINE_RULES: list[tuple[str, str, str]] = [
         ("node:test", r"^[ \t]*not ok \d+ - (?P<name>.*)$", "fail"),
     )]
 RULES = [re.compile(pattern) for _, pattern, _ in LINE_RULES]
-# All rules in one pattern over whole lines, each rule a group `r<index>`, after an optional package prefix: one
+# All rules in one pattern over whole lines, each rule a group (2 + its index), after an optional package prefix: one
 # pass of RE2 (a DFA, over the UTF-8 bytes, twice as fast here as Python's engine) finds every line that counts;
 # the rule's own pattern then reads that line.
-COMBINED = re2.compile(("(?m)^(?P<prefix>" + PREFIX.pattern.removeprefix("^") + ")?(?:" + "|".join(
-    f"(?P<r{index}>" + re.sub(r"\(\?P<\w+>", "(?:", pattern.removeprefix("^")) + ")"
-    for index, (_, pattern, _) in enumerate(LINE_RULES)) + ")").encode())
+COMBINED = re2.compile(("(?m)^(" + PREFIX.pattern.removeprefix("^") + ")?(?:" + "|".join(
+    "(" + re.sub(r"\(\?P<\w+>", "(?:", pattern.removeprefix("^")) + ")" for _, pattern, _ in LINE_RULES)
+    + ")").encode())
 
 
 SUMMARY_WORDS = {"pass": "passed", "passed": "passed", "flaky": "passed", "fail": "failed", "failed": "failed",
@@ -142,10 +142,9 @@ class TestRuns:
         data = text.encode()
         line_at, counted = 0, 0
         for match in COMBINED.finditer(data):
-            rule = match.lastgroup  # bytes, over bytes
-            index = int(rule[1:])
+            index = match.lastindex - 2  # group 1 is the prefix, then one group a rule (and no others)
             runner, _, kind = LINE_RULES[index]
-            found = RULES[index].match(match.group(rule).decode())
+            found = RULES[index].match(match.group(index + 2).decode())
             if found is None:
                 continue
             if kind in ("signature", "start"):
