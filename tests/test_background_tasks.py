@@ -38,14 +38,16 @@ def ended(daemon: DaemonProcess, task_id: str, timeout: float = 20) -> dict[str,
 
 def test_the_owner_starts_reads_and_stops_tasks(daemon: DaemonProcess) -> None:
     events: list[dict[str, Any]] = []
-    listening = threading.Thread(target=collect_events, args=(daemon, events, 3), daemon=True)
+    listening = threading.Thread(target=collect_events, args=(daemon, events, 6), daemon=True)
     listening.start()
     time.sleep(0.3)
     done = daemon.cox("task", "start", "--agent", "shell", "--description", "unit tests",
                       "echo collecting; echo '4 passed, 1 failed, 2 skipped in 0.2s'; exit 1", check=True)
     first = done.stdout.strip()
     server = start(daemon, "echo serving on :3000; sleep 60", kind="monitor", description="dev server")
+    fine = start(daemon, "echo fine")
     assert ended(daemon, first)["status"] == "failed (exit 1)"
+    assert ended(daemon, fine["id"])["status"] == "completed"
     assert task(daemon, first)["tests"] == {"runner": "pytest", "passed": 4, "failed": 1, "skipped": 2,
                                            "first_failure": None}
     wait_for(lambda: daemon.get(f"/api/tasks/{server['id']}/output").json()["lines"] == ["serving on :3000"])
@@ -58,9 +60,10 @@ def test_the_owner_starts_reads_and_stops_tasks(daemon: DaemonProcess) -> None:
     assert ended(daemon, server["id"])["status"] == "stopped"
     assert [a["state"] for a in daemon.get("/api/agents").json()] == ["idle"]
     listening.join(10)
-    kinds = [(e["type"], e["id"]) for e in events]
-    assert kinds == [("task_started", first), ("task_started", server["id"]), ("task_failed", first)] or (
-        set(kinds) >= {("task_started", first), ("task_failed", first)})
+    seen = {(e["type"], e["id"]) for e in events}
+    assert seen == {("task_started", first), ("task_started", server["id"]), ("task_started", fine["id"]),
+                    ("task_failed", first), ("task_finished", fine["id"]), ("task_failed", server["id"])}
+    assert next(e for e in events if e["id"] == server["id"] and e["type"] == "task_failed")["outcome"] == "stopped"
 
 
 def collect_events(daemon: DaemonProcess, events: list[dict[str, Any]], count: int) -> None:

@@ -29,9 +29,10 @@ COMMANDS = {
     "turbo": ([str(RUNNERS / ".bin" / "turbo"), "run", "test", "--continue"], {}),
     # on a terminal pnpm -r draws a dashboard that hides its packages' output; append-only (its way in a pipe) shows it
     "pnpm -r": ([str(RUNNERS / ".bin" / "pnpm"), "--reporter=append-only", "-r", "--no-bail", "test"], {}),
+    "turbo through pnpm": ([str(RUNNERS / ".bin" / "pnpm"), "--reporter=append-only", "test"], {}),
 }
-FOLDERS = {"node:test": "nodetest", "pnpm -r": "turbo"}
-EXPECTED = {"turbo": ("vitest", 5, 1, 1), "pnpm -r": ("vitest", 5, 1, 1)}
+FOLDERS = {"node:test": "nodetest", "pnpm -r": "turbo", "turbo through pnpm": "turbo"}
+EXPECTED = {name: ("vitest", 5, 1, 1) for name in ("turbo", "pnpm -r", "turbo through pnpm")}
 
 
 def run_on_a_pty(argv: list[str], cwd: Path, env: dict[str, str]) -> bytes:
