@@ -245,3 +245,18 @@ def test_what_an_agent_prints_is_redacted_wherever_it_is_shown(daemon: DaemonPro
     assert "API_TOKEN=[redacted]" in daemon.cox("logs", row["id"], check=True).stdout
     failed = daemon.request("echo using gh$(echo p_A1b2C3d4E5A1b2C3d4E5A1b2C3d4E5f6G7h8); exit 3")
     assert "ghp_" not in json.dumps(daemon.wait_state(failed["id"], "failed"))
+
+
+def test_bad_tool_input_gets_a_sentence_not_a_crash(claude_daemon: DaemonProcess, fake_model: FakeModelServer) -> None:
+    script = ('MCP read_task_output {"task_id": "T99"}\n'
+              'MCP start_task {"command": "   "}\n'
+              'MCP start_task {"command": 5, "monitor": "sometimes"}\n'
+              'MCP ask_question {"question": ""}\n'
+              'MCP stop_task {}\n')
+    row = claude_daemon.request(script, agent="claude")
+    claude_daemon.wait_state(row["id"], "done", timeout=60)
+    sent = json.dumps(fake_model.requests()[-1]["body"])
+    for sentence in ("there is no task T99", "the command is empty", "The question was not asked"):
+        assert sentence in sent
+    assert sent.count('"is_error": true') >= 2  # wrong types and a missing argument: the SDK's own refusals
+    assert claude_daemon.get("/api/tasks").json() == []

@@ -33,8 +33,10 @@ class DaemonSession:
         self._client = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=POLL_SECONDS + 15)
 
     async def ask(self, question: str, options: list[str]) -> str:
-        asked: dict[str, Any] = await self._call("POST", "/api/session/questions",
-                                                 json={"question": question, "options": options})
+        asked: dict[str, Any] = await self.call("POST", "/api/session/questions",
+                                                json={"question": question, "options": options})
+        if "error" in asked:  # an empty question, too many options, …
+            return f"The question was not asked: {asked['error']}"
         while asked["answered_at"] is None:
             asked = await self._call("GET", f"/api/session/questions/{asked['id']}", params={"wait": POLL_SECONDS})
         return WITHDRAWN if asked["withdrawn"] else str(asked["answer"])
