@@ -5,8 +5,8 @@ line, five times each (--rounds), and prints medians of:
   start -> first model request: from the request's creation (or the CLI's start) to its first call at the fake model
   exit -> final state:          from the CLI's exit to the request showing done (daemon only)
 The daemon's overhead is (a)'s start latency minus (b)'s, plus exit -> final state. Target: under 100 ms a turn.
-Both (a) and (b) start Coxswain's MCP server (`cox mcp`) with the CLI, as every turn does; the CLIs wait for it
-before their first model call, which costs about 0.55 s here (mostly importing the MCP SDK)."""
+Both (a) and (b) start Coxswain's MCP relay (desktop/mcp/bridge.py) with the CLI, as every turn does; the CLIs wait
+for it before their first model call (it is standard library only, so that costs a few tens of milliseconds)."""
 
 import argparse
 import json
@@ -20,6 +20,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from desktop.daemon import BRIDGE
 from desktop.runtimes import builtin_runtimes
 from desktop.runtimes.base import SessionTools
 from desktop.store.rows import AgentRow, RequestRow
@@ -46,14 +47,14 @@ def through_daemon(daemon: DaemonProcess, model: FakeModelServer, agent: str) ->
     return first_call_after(model, started) - started, final - exited
 
 
-def alone(model: FakeModelServer, runtime: str, options: dict[str, str], env: dict[str, str], folder: Path) -> float:
+def alone(model: FakeModelServer, daemon: DaemonProcess, runtime: str, options: dict[str, str], env: dict[str, str],
+          folder: Path) -> float:
     agent = AgentRow("bench", runtime, str(folder), dict(options), 0.0)
     request = RequestRow("R20260101-01", "owner", "bench", "owner", PROMPT, "running", 0, 0, None, None, None, None,
                          None, None, [], None, None, None, None, False)
     task_dir = Path(tempfile.mkdtemp(dir=folder))
-    (task_dir / "session.token").write_text("unused")  # the same MCP server starts; no tool calls it
-    tools = SessionTools(sys.executable, ["-m", "desktop.cli", "--home", str(task_dir), "mcp",
-                                          "--token-file", str(task_dir / "session.token")])
+    (task_dir / "session.token").write_text(daemon.token)  # the same MCP relay and server answer; no tool is called
+    tools = SessionTools(sys.executable, [*BRIDGE, str(daemon.home / "daemon.json"), str(task_dir / "session.token")])
     launch = builtin_runtimes()[runtime].launch(request, agent, [], task_dir, env, tools)
     started = time.time()
     subprocess.run(launch.argv, cwd=folder, env={**env, **launch.env}, stdin=subprocess.DEVNULL,
@@ -84,7 +85,7 @@ def main() -> int:
                 daemon.post("/api/agents", {"name": runtime, "runtime": runtime, "folder": str(folder / "work"),
                                             **options})
                 through = [through_daemon(daemon, model, runtime) for _ in range(args.rounds)]
-                direct = [alone(model, runtime, options, env, folder / "work") for _ in range(args.rounds)]
+                direct = [alone(model, daemon, runtime, options, env, folder / "work") for _ in range(args.rounds)]
                 start_d = statistics.median(t[0] for t in through) * 1000
                 end_d = statistics.median(t[1] for t in through) * 1000
                 start_a = statistics.median(direct) * 1000

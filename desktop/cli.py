@@ -7,7 +7,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from desktop.api.client import Client, DaemonError
@@ -78,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     console_actions.add_parser("tests", help="test counts as JSON: runner, passed, failed, skipped, first_failure"
                                ).set_defaults(handler=_console_tests)
 
-    p = command("mcp", _mcp, "the MCP server an agent session starts (stdio; started by the runtimes, not by hand)")
+    p = command("mcp", _mcp, "the MCP relay an agent session starts (stdio to the daemon; started by the runtimes)")
     p.add_argument("--token-file", required=True, help="a file holding the session's token")
 
     p = command("daemon", _daemon, "run the daemon in the foreground (no tray)")
@@ -269,10 +268,9 @@ def _console_tests(home: Home, args: argparse.Namespace) -> int:
 
 
 def _mcp(home: Home, args: argparse.Namespace) -> int:
-    from desktop.mcp.server import serve  # only here: the MCP SDK takes a while to import
+    from desktop.mcp import bridge
 
-    serve(home.daemon_json, Path(args.token_file))
-    return 0
+    return bridge.main(["bridge", str(home.daemon_json), args.token_file])
 
 
 def _client(home: Home) -> Client:

@@ -28,6 +28,7 @@ from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
 from desktop.core.principals import OWNER, Principals
 from desktop.core.states import Action, State
+from desktop.mcp import bridge
 from desktop.platform.credentials import owner_token
 from desktop.platform.instance import InstanceLock
 from desktop.platform.paths import Home
@@ -46,6 +47,7 @@ log = logging.getLogger(__name__)
 DEFAULT_PORT = 7431
 GAP_CHECK_SECONDS = 5.0
 TASK_CHECK_SECONDS = 10.0
+BRIDGE = ["-S", "-I", bridge.__file__]  # like the runner: the standard library only, up in tens of milliseconds
 
 
 class Daemon:
@@ -104,7 +106,9 @@ class Daemon:
     async def _serve(self) -> None:
         services = Services(self.store, self.ledger, self.principals, self.agents, self.events,
                             self.runs.output_path, self.clock.wall, self.runs.agent_statuses, self.secrets, self.tasks)
-        _, security = build(services)
+        _, security, mcp = build(services)
+        self._mcp_sessions = contextlib.AsyncExitStack()
+        await self._mcp_sessions.enter_async_context(mcp.sessions.run())
         # IPPROTO_TCP explicitly: asyncio then sets TCP_NODELAY on every connection (else Nagle adds ~40 ms)
         sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM,
                              socket.IPPROTO_TCP)
@@ -133,6 +137,8 @@ class Daemon:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._serving, 5)
         self.scheduler.shutdown(wait=False)
+        with contextlib.suppress(Exception):
+            await self._mcp_sessions.aclose()
         await self.runs.close()
         await self.tasks.close()
         self._beat()
@@ -211,8 +217,7 @@ class Daemon:
         descriptor = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(descriptor, "w") as f:
             f.write(self.principals.session_token(request_id))
-        return SessionTools(sys.executable, ["-m", "desktop.cli", "--home", str(self.home.root), "mcp",
-                                             "--token-file", str(token_file)])
+        return SessionTools(sys.executable, [*BRIDGE, str(self.home.daemon_json), str(token_file)])
 
     def _schedule_expiry(self, request: RequestRow, at: float | None = None) -> None:
         assert request.expires_at is not None

@@ -2,6 +2,7 @@
 asleep does not count), and how long ended tasks stay listed."""
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -43,13 +44,18 @@ async def until(client: httpx.AsyncClient, task_id: str, field: str, value: obje
 
 
 async def start(client: httpx.AsyncClient, command: str, token: str | None = None) -> dict[str, Any]:
-    if token:
-        answer = await client.post("/api/session/tasks", json={"command": command},
-                                   headers={"Authorization": f"Bearer {token}"})
-    else:
+    """Started by the owner, or (with a session token) by the agent through the MCP tool, as its CLI would."""
+    if token is None:
         answer = await client.post("/api/tasks", json={"agent": "shell", "command": command})
-    assert answer.status_code == 201, answer.text
-    started: dict[str, Any] = answer.json()
+        assert answer.status_code == 201, answer.text
+        started: dict[str, Any] = answer.json()
+        return started
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "start_task", "arguments": {"command": command}}}
+    answer = await client.post("/mcp", json=call, headers={"Authorization": f"Bearer {token}",
+                                                           "Accept": "application/json, text/event-stream"})
+    assert answer.status_code == 200, answer.text
+    started = json.loads(answer.json()["result"]["content"][0]["text"])
     return started
 
 
@@ -89,6 +95,7 @@ async def test_no_limit_means_no_limit(live: Live) -> None:
 async def test_quiet_tasks_count_awake_time_only(live: Live) -> None:
     daemon, clock, client = live
     await client.post("/api/settings", json={"key": "quiet_after", "value": "3m"})
+    await client.post("/api/settings", json={"key": "task_timeout", "value": "0"})  # the night would end it
     row = await start(client, "echo started; sleep 600")
     await until(client, row["id"], "last_output_at", (await until_output(client, row["id"])))
     await daemon.tasks.tick()

@@ -67,14 +67,16 @@ def test_a_cancel_withdraws_the_question_and_stops(asking_daemon: DaemonProcess,
 def test_the_session_token_reaches_its_own_session_only(claude_daemon: DaemonProcess) -> None:
     sam = claude_daemon.add_person("sam")
     row = claude_daemon.request("ASK Which branch?", agent="claude")
-    question = open_question(claude_daemon, row["id"])
+    open_question(claude_daemon, row["id"])
     token_file = claude_daemon.home / "tasks" / f"{row['id']}.1" / "session.token"
     assert token_file.stat().st_mode & 0o777 == 0o600
     token = token_file.read_text()
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    mcp_headers = {"Accept": "application/json, text/event-stream"}
 
-    assert claude_daemon.get(f"/api/session/questions/{question['id']}", token=token).status_code == 200
-    assert claude_daemon.get("/api/session/questions/999", token=token).status_code == 404
-    for path in ("/api/requests", f"/api/requests/{row['id']}", "/api/health", "/api/agents"):
+    tools = claude_daemon.post("/mcp", listing, token=token, headers=mcp_headers)
+    assert tools.status_code == 200 and "start_task" in tools.text
+    for path in ("/api/requests", f"/api/requests/{row['id']}", "/api/health", "/api/agents", "/api/tasks"):
         refused = claude_daemon.get(path, token=token)
         assert refused.status_code == 403 and "its own session" in refused.json()["error"]
     refused = claude_daemon.post(f"/api/requests/{row['id']}/answer", {"text": "main"}, token=token)
@@ -85,7 +87,7 @@ def test_the_session_token_reaches_its_own_session_only(claude_daemon: DaemonPro
 
     assert claude_daemon.post(f"/api/requests/{row['id']}/answer", {"text": "main"}).status_code == 200
     claude_daemon.wait_state(row["id"], "done", timeout=60)
-    ended = claude_daemon.get(f"/api/session/questions/{question['id']}", token=token)
+    ended = claude_daemon.post("/mcp", listing, token=token, headers=mcp_headers)
     assert ended.status_code == 401, "a session token is worth nothing once its request ends"
     late = claude_daemon.post(f"/api/requests/{row['id']}/answer", {"text": "main"})
     assert late.status_code == 409 and "done" in late.json()["error"]

@@ -1,7 +1,5 @@
 """The local HTTP API. Handlers are thin: each calls one service method of the core."""
 
-import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -15,7 +13,7 @@ from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse
 
 from desktop.api import models as m
-from desktop.api.security import LocalSecurity
+from desktop.api.security import MCP_PATH, LocalSecurity
 from desktop.console.redact import redact
 from desktop.core import audit, settings
 from desktop.core.actors import Actor
@@ -24,7 +22,7 @@ from desktop.core.errors import Conflict, CoxError, Forbidden, Invalid, NotFound
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
 from desktop.core.principals import Principals
-from desktop.core.states import State
+from desktop.mcp.server import McpEndpoint
 from desktop.platform.secrets import SECRETS, Secrets, SecretStoreError
 from desktop.store import audit as audit_sql
 from desktop.store import requests as requests_sql
@@ -51,7 +49,7 @@ class Services:
     tasks: BackgroundTasks
 
 
-def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, LocalSecurity]:
+def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, LocalSecurity, McpEndpoint]:
     s = services
     api = FastAPI(title="Coxswain", version="1", docs_url=None, redoc_url=None)
 
@@ -90,15 +88,9 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
     async def health(request: Request) -> dict[str, str]:
         return {"status": "ok", "you": actor(request).name}
 
-    def agent_states() -> dict[str, str]:
-        states = dict.fromkeys(s.tasks.running_agents(), "background_only")
-        states.update(dict.fromkeys((r.agent for r in requests_sql.in_states(s.store.conn, (State.RUNNING,))),
-                                    "running_turn"))
-        return states
-
     @api.get("/api/agents")
     async def list_agents() -> list[m.AgentOut]:
-        agents, states = s.agents.listing(), agent_states()
+        agents, states = s.agents.listing(), s.tasks.agent_states()
         return [m.AgentOut.of(a, status, states.get(a.name, "idle"))
                 for a, status in zip(agents, s.agent_statuses(agents), strict=True)]
 
@@ -139,28 +131,6 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
     async def answer(request_id: str, body: m.Answer, request: Request) -> m.QuestionOut:
         return m.QuestionOut.of(s.ledger.answer(request_id, actor(request), body.text))
 
-    @api.post("/api/session/questions", status_code=201)
-    async def ask(body: m.NewQuestion, request: Request) -> m.QuestionOut:
-        agent = actor(request)
-        assert agent.request_id is not None
-        options = [redact(option) for option in body.options]
-        return m.QuestionOut.of(s.ledger.ask(agent.request_id, agent, redact(body.question), options))
-
-    @api.get("/api/session/questions/{question_id}")
-    async def question(question_id: int, request: Request, wait: float = 0) -> m.QuestionOut:
-        """The question; with `wait`, held open up to that many seconds (at most 60) until it is answered."""
-        agent = actor(request)
-        asked = s.ledger.question(question_id)
-        if asked.request_id != agent.request_id:
-            raise NotFound(f"there is no question {question_id} in this session")
-        if asked.answered_at is None and wait > 0:
-            with s.events.subscribe() as queue, contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(min(wait, 60)):
-                    while asked.answered_at is None:
-                        event = await queue.get()
-                        if event.get("id") == asked.request_id and event.get("action") == "answer":
-                            asked = s.ledger.question(question_id)
-        return m.QuestionOut.of(asked)
 
     @api.post("/api/requests/{request_id}/approve")
     async def approve(request_id: str, body: m.Empty, request: Request) -> m.RequestOut:
@@ -192,16 +162,9 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
         return m.Output(text=redact(data.decode("utf-8", "replace")), offset=max(0, offset) + len(data),
                         state=row.state)
 
-    @api.get("/api/session/agent")
-    async def session_agent(request: Request) -> dict[str, str]:
-        """The calling session's agent and its state (running_turn while it asks, of course)."""
-        name = actor(request).name
-        return {"name": name, "state": agent_states().get(name, "idle")}
-
-    # --- background tasks: the owner's routes, and an agent session's (its own agent's tasks only) ---------
+    # --- background tasks (agents reach them through the MCP tools) ------------------------------------------
 
     @api.get("/api/tasks")
-    @api.get("/api/session/tasks")
     async def list_tasks(request: Request, agent: str | None = None) -> list[m.TaskOut]:
         return [m.TaskOut.of(view) for view in s.tasks.listing(actor(request), agent)]
 
@@ -210,19 +173,11 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
         row = s.tasks.start(owner(request), body.agent, body.command, body.description, body.kind)
         return m.TaskOut.of(s.tasks.view(row))
 
-    @api.post("/api/session/tasks", status_code=201)
-    async def start_session_task(body: m.SessionTask, request: Request) -> m.TaskOut:
-        agent = actor(request)
-        row = s.tasks.start(agent, agent.name, body.command, body.description, body.kind)
-        return m.TaskOut.of(s.tasks.view(row))
-
     @api.get("/api/tasks/{task_id}")
-    @api.get("/api/session/tasks/{task_id}")
     async def show_task(task_id: str, request: Request) -> m.TaskOut:
         return m.TaskOut.of(s.tasks.view(s.tasks.visible(task_id, actor(request))))
 
     @api.get("/api/tasks/{task_id}/output")
-    @api.get("/api/session/tasks/{task_id}/output")
     async def task_output(task_id: str, request: Request, lines: int = 2000, before: int | None = None,
                           plain: bool = False) -> m.TaskOutput:
         view = s.tasks.view(s.tasks.visible(task_id, actor(request)))
@@ -233,7 +188,6 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
                             note=note)
 
     @api.post("/api/tasks/{task_id}/stop")
-    @api.post("/api/session/tasks/{task_id}/stop")
     async def stop_task(task_id: str, body: m.Empty, request: Request) -> m.TaskOut:
         return m.TaskOut.of(s.tasks.view(await s.tasks.stop(task_id, actor(request))))
 
@@ -290,8 +244,13 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
 
         return EventSourceResponse(stream(), ping=15)
 
-    security = LocalSecurity(api, s.principals.authenticate, hosts)
-    return api, security
+    mcp = McpEndpoint(s.ledger, s.tasks, s.events)
+
+    async def routed(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await (mcp if scope["type"] == "http" and scope["path"] == MCP_PATH else api)(scope, receive, send)
+
+    security = LocalSecurity(routed, s.principals.authenticate, hosts)
+    return api, security, mcp
 
 
 def describe(errors: Any) -> str:

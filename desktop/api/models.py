@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.core.ledger import MAX_PROMPT_CHARS
 from desktop.store.rows import AgentRow, PrincipalRow, QuestionRow, RequestRow, TimelineRow
-from desktop.tasks.background import TaskView
+from desktop.tasks.background import TaskView, task_status
 
 
 class Body(BaseModel):
@@ -181,17 +181,6 @@ class TaskOut(BaseModel):
                    last_output_at=iso(row.last_output_at), ended_at=iso(row.ended_at), outcome=row.outcome,
                    exit_code=row.exit_code, stop_reason=row.stop_reason, quiet_minutes=view.quiet_minutes,
                    quiet=view.quiet, tail_pipe=view.tail_pipe, tests=view.tests)
-
-
-def task_status(view: TaskView) -> str:
-    row = view.row
-    if view.state == "stopping":
-        return "Stopping…"
-    if view.state == "running":
-        return f"running, no output for {view.quiet_minutes} min" if view.quiet_minutes else "running"
-    if row.outcome == "failed":
-        return f"failed (exit {row.exit_code})"
-    return {"unknown": "ended, result unknown"}.get(row.outcome or "unknown", row.outcome or "ended")
 
 
 class TaskOutput(BaseModel):

@@ -1,6 +1,6 @@
 """Every HTTP request passes here first: exact Host allowlist (defeats DNS rebinding), no foreign or `null` Origin,
 a bearer token on everything (GET and the event stream included), JSON bodies of bounded size on POST only.
-An agent session's token (see `Principals.session_token`) reaches `/api/session/…` and nothing else."""
+An agent session's token (see `Principals.session_token`) reaches the MCP server at `/mcp` and nothing else."""
 
 import json
 from collections.abc import Awaitable, Callable, Iterable
@@ -12,7 +12,7 @@ Scope = dict[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
 MAX_BODY = 1024 * 1024
 ALLOWED_METHODS = {"GET", "HEAD", "POST"}
-SESSION_PATHS = "/api/session/"
+MCP_PATH = "/mcp"  # the daemon's MCP server: the one address an agent session's token reaches
 
 
 class LocalSecurity:
@@ -48,7 +48,7 @@ class LocalSecurity:
         actor = self._authenticate(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
         if actor is None:
             return 401, "a valid token is needed (Authorization: Bearer …); it may have been revoked"
-        if actor.kind == "agent" and not scope["path"].startswith(SESSION_PATHS):
+        if actor.kind == "agent" and scope["path"] != MCP_PATH:
             return 403, "an agent session's token is good for its own session's calls only"
         scope.setdefault("state", {})["actor"] = actor
         if method == "POST":

@@ -8,6 +8,7 @@ class Actor:
     name: str
     kind: str  # owner | person | machine | agent | system
     request_id: str | None = None  # an agent acts for the one running request whose session token it holds
+    session: str | None = None  # which turn's token (a short form of its hash)
 
     @property
     def is_owner(self) -> bool:

@@ -170,14 +170,19 @@ class Ledger:
 
     # --- questions from the agent ----------------------------------------------------------------------------
 
-    def ask(self, request_id: str, agent: Actor, text: str, options: list[str]) -> QuestionRow:
-        """The running agent asks the people behind the request; its turn waits for the answer."""
+    def ask(self, request_id: str, agent: Actor, text: str, options: list[str],
+            call_key: str | None = None) -> QuestionRow:
+        """The running agent asks the people behind the request; its turn waits for the answer. The same call
+        (`call_key`), made again after a daemon restart, gets the question it asked the first time."""
         if not text.strip():
             raise Invalid("the question is empty")
+        if call_key is not None and (known := questions_sql.by_call_key(self._store.conn, call_key)) is not None:
+            return known
         asked: list[int] = []
         shown = text.strip() + (f" ({' / '.join(options)})" if options else "")
         self._write(request_id, Action.ASK, agent, text=f"question: {shown}", kind="question",
-                    also=lambda conn, now: asked.append(questions_sql.add(conn, request_id, now, text, options)))
+                    also=lambda conn, now: asked.append(questions_sql.add(conn, request_id, now, text, options,
+                                                                          call_key)))
         return self.question(asked[0])
 
     def answer(self, request_id: str, actor: Actor, text: str) -> QuestionRow:

@@ -51,7 +51,7 @@ class Principals:
         row = directory.principal_by_token_hash(self._store.conn, digest)
         if row is None:
             session = questions_sql.running_request_of(self._store.conn, digest)
-            return None if session is None else Actor(session[1], "agent", request_id=session[0])
+            return None if session is None else Actor(session[1], "agent", request_id=session[0], session=digest[:16])
         if row.token_hash is None or row.revoked_at is not None:
             return None
         if not hmac.compare_digest(row.token_hash, digest):

@@ -1,98 +1,82 @@
-"""The daemon's MCP server for agent sessions (`cox mcp`, stdio). Each runtime starts one per turn through its MCP
-config; it speaks to the daemon's API with a token good for that one running request and nothing else.
+"""The daemon's MCP server for agent sessions, at `POST /mcp` (stateless streamable HTTP, the `mcp` SDK). Agent CLIs
+reach it through the stdio relay they start (`desktop/mcp/bridge.py`), with a token good for their one running
+request; the tools run here, in the daemon, on the ledger and the background tasks directly.
 
-Tools: `ask_question` (any runtime), `permission_prompt` (Claude Code's `--permission-prompt-tool`, which routes
-its own AskUserQuestion here), and the background task tools `start_task`, `list_tasks`, `read_task_output`,
-`stop_task` (the agent's own tasks only)."""
+Tools: `ask_question` (any runtime), `permission_prompt` (Claude Code's `--permission-prompt-tool`, which routes its
+own AskUserQuestion here), and `start_task`, `list_tasks`, `read_task_output`, `stop_task` (the agent's own tasks)."""
 
-import asyncio
 import json
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-import httpx
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
 
-POLL_SECONDS = 50  # one long-poll; the daemon holds it at most 60 s
-RETRY_SECONDS = (1, 2, 4, 8)  # while the daemon restarts
+from desktop.console.redact import redact
+from desktop.core.actors import Actor
+from desktop.core.errors import CoxError
+from desktop.core.events import EventBus
+from desktop.core.ledger import Ledger
+from desktop.tasks.background import TAIL_PIPE_NOTE, BackgroundTasks, TaskView, output_page, task_status
+
 WITHDRAWN = ("No answer: the question was withdrawn (the request was cancelled, or the turn was interrupted). "
              "Do not wait for an answer; stop here.")
-ENDED = "No answer: this request is no longer running."
+CALLER: ContextVar[Actor] = ContextVar("caller")  # set for each HTTP call by `McpEndpoint`
 
 
-class SessionEnded(Exception):
-    pass
+class McpEndpoint:
+    """The ASGI handler of `/mcp`: the security middleware has checked the token; the caller is its agent."""
+
+    def __init__(self, ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> None:
+        server = build(ledger, tasks, events)
+        # Host and Origin are checked by the daemon's own middleware, before this
+        server.streamable_http_app(stateless_http=True, json_response=True,
+                                   transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+        self.sessions: StreamableHTTPSessionManager = server.session_manager
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        CALLER.set(scope["state"]["actor"])
+        await self.sessions.handle_request(scope, receive, send)
 
 
-class DaemonSession:
-    """The daemon's API as one running request's agent sees it. The daemon's address is read from its
-    `daemon.json` before each call, so a restarted daemon (perhaps on another port) is found again."""
-
-    def __init__(self, daemon_json: Path, token: str) -> None:
-        self._daemon_json = daemon_json
-        self._client = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=POLL_SECONDS + 15)
-
-    async def ask(self, question: str, options: list[str]) -> str:
-        asked: dict[str, Any] = await self.call("POST", "/api/session/questions",
-                                                json={"question": question, "options": options})
-        if "error" in asked:  # an empty question, too many options, …
-            return f"The question was not asked: {asked['error']}"
-        while asked["answered_at"] is None:
-            asked = await self._call("GET", f"/api/session/questions/{asked['id']}", params={"wait": POLL_SECONDS})
-        return WITHDRAWN if asked["withdrawn"] else str(asked["answer"])
-
-    async def call(self, method: str, path: str, **kwargs: Any) -> Any:
-        """One call to the daemon; its error text (a refusal, a bad argument) comes back as the tool's answer."""
-        try:
-            return await self._call(method, path, **kwargs)
-        except httpx.HTTPStatusError as error:
-            try:
-                return {"error": error.response.json().get("error", error.response.text)}
-            except ValueError:
-                return {"error": error.response.text}
-
-    async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        attempt = 0
-        while True:
-            try:
-                url = json.loads(self._daemon_json.read_text())["url"]
-                response = await self._client.request(method, url + path, **kwargs)
-            except (httpx.TransportError, OSError, ValueError, KeyError):  # the daemon restarts; the question stands
-                await asyncio.sleep(RETRY_SECONDS[min(attempt, len(RETRY_SECONDS) - 1)])
-                attempt += 1
-                continue
-            if response.status_code == 401:
-                raise SessionEnded
-            response.raise_for_status()
-            return response.json()
-
-
-def build(session: DaemonSession) -> MCPServer:
+def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> MCPServer:
     server = MCPServer("coxswain", instructions="Coxswain hosts this session for its owner's team. Ask the person "
                                                 "behind the request with ask_question when you cannot go on alone.")
 
-    @server.tool(structured_output=False)
-    async def ask_question(question: str, options: list[str] | None = None) -> str:
-        """Ask the person who sent this request a question and wait for their answer. Give a few short `options`
-        when the answer is a choice; they may still answer in their own words."""
+    async def ask(question: str, options: list[str], ctx: Context) -> str:
+        agent = _agent()
+        key = f"{agent.session}:{ctx.request_id}"
         try:
-            return await session.ask(question, options or [])
-        except SessionEnded:
-            return ENDED
+            asked = ledger.ask(agent.request_id or "", agent, redact(question), [redact(o) for o in options], key)
+        except CoxError as error:
+            return f"The question was not asked: {error}"
+        with events.subscribe() as queue:  # subscribed before looking, so no answer slips between
+            asked = ledger.question(asked.id)
+            while asked.answered_at is None:
+                event = await queue.get()
+                if event.get("id") == asked.request_id and event.get("action") == "answer":
+                    asked = ledger.question(asked.id)
+        return asked.answer or WITHDRAWN
 
     @server.tool(structured_output=False)
-    async def permission_prompt(tool_name: str, input: dict[str, Any], tool_use_id: str | None = None) -> str:
+    async def ask_question(question: str, ctx: Context, options: list[str] | None = None) -> str:
+        """Ask the person who sent this request a question and wait for their answer. Give a few short `options`
+        when the answer is a choice; they may still answer in their own words."""
+        return await ask(question, options or [], ctx)
+
+    @server.tool(structured_output=False)
+    async def permission_prompt(tool_name: str, input: dict[str, Any], ctx: Context,
+                                tool_use_id: str | None = None) -> str:
         """Claude Code asks here before a tool its permission settings do not allow already."""
         if tool_name != "AskUserQuestion":
             return json.dumps({"behavior": "deny", "message": f"{tool_name} is not allowed for this agent; its "
                                                               "permission mode in Coxswain decides"})
         answers: dict[str, str] = {}
-        try:
-            for item in input.get("questions") or []:
-                labels = [str(o.get("label", "")) for o in item.get("options") or [] if isinstance(o, dict)]
-                answers[str(item.get("question", ""))] = await session.ask(str(item.get("question", "")), labels)
-        except SessionEnded:
-            return json.dumps({"behavior": "deny", "message": ENDED})
+        for item in input.get("questions") or []:
+            labels = [str(o.get("label", "")) for o in item.get("options") or [] if isinstance(o, dict)]
+            answers[str(item.get("question", ""))] = await ask(str(item.get("question", "")), labels, ctx)
         return json.dumps({"behavior": "allow", "updatedInput": {**input, "answers": answers}})
 
     @server.tool(structured_output=False)
@@ -100,51 +84,58 @@ def build(session: DaemonSession) -> MCPServer:
         """Start a shell command in the background, in this agent's folder, and return at once with its task id.
         For dev servers, long builds, test runs, and (monitor=true) commands whose output is the point, such as
         `tail -f`. Read it with read_task_output; it stops at the owner's background task timeout."""
-        body = {"command": command, "description": description, "kind": "monitor" if monitor else "command"}
-        return _shown(await session.call("POST", "/api/session/tasks", json=body), TASK_FIELDS)
+        agent = _agent()
+        return _answer(lambda: _task(tasks.view(tasks.start(agent, agent.name, command, description,
+                                                            "monitor" if monitor else "command"))))
 
     @server.tool(structured_output=False)
     async def list_tasks() -> str:
         """This agent's state (running_turn, background_only, idle) and its background tasks: running ones, and
         those that ended in the last hour."""
-        agent = await session.call("GET", "/api/session/agent")
-        tasks = _shown(await session.call("GET", "/api/session/tasks"), TASK_FIELDS)
-        return f"agent {agent.get('name')}: {agent.get('state')}\n{tasks}"
+        agent = _agent()
+        listed = json.dumps([_task(view) for view in tasks.listing(agent)])
+        return f"agent {agent.name}: {tasks.agent_states().get(agent.name, 'idle')}\n{listed}"
 
     @server.tool(structured_output=False)
     async def read_task_output(task_id: str, lines: int = 100) -> str:
         """The last `lines` lines of a task's output, as its console shows them (secrets redacted, progress bars
         collapsed, repeated lines counted), with its state and test counts."""
-        task = await session.call("GET", f"/api/session/tasks/{task_id}")
-        if "error" in task:
-            return str(task["error"])
-        page = await session.call("GET", f"/api/session/tasks/{task_id}/output",
-                                  params={"lines": max(1, min(lines, 2000)), "plain": "true"})
-        if "error" in page:
-            return str(page["error"])
-        head = f"{task['id']} · {task['status']}" + (f" · tests {task['tests']}" if task["tests"] else "")
-        body = [*page["lines"], *([page["pending"]] if page["pending"] else [])]
-        return "\n".join([head, *body, *([f"({page['note']})"] if page["note"] else [])])
+        def read() -> str:
+            view = tasks.view(tasks.visible(task_id, _agent()))
+            page = output_page(Path(view.row.dir) / "output", max(1, min(lines, 2000)), colours=False)
+            head = f"{view.row.id} · {task_status(view)}" + (f" · tests {view.tests}" if view.tests else "")
+            shown = [text + (f"  ×{count}" if count > 1 else "") for text, count in page.lines]
+            note = [f"({TAIL_PIPE_NOTE})"] if view.tail_pipe and view.state != "ended" else []
+            return "\n".join([head, *shown, *([page.pending] if page.pending else []), *note])
+        return _answer(read)
 
     @server.tool(structured_output=False)
     async def stop_task(task_id: str) -> str:
         """Stop a background task: SIGTERM to its processes, SIGKILL if they are still there after a grace period."""
-        return _shown(await session.call("POST", f"/api/session/tasks/{task_id}/stop", json={}), TASK_FIELDS)
+        try:
+            return json.dumps(_task(tasks.view(await tasks.stop(task_id, _agent()))))
+        except CoxError as error:
+            return str(error)
 
     return server
 
 
-TASK_FIELDS = ("id", "kind", "status", "description", "command", "started_at", "exit_code", "tests")
+def _agent() -> Actor:
+    return CALLER.get()
 
 
-def _shown(answer: Any, fields: tuple[str, ...]) -> str:
-    """A task (or a list of them) as compact JSON with the fields an agent needs; an error as its text."""
-    if isinstance(answer, dict) and "error" in answer:
-        return str(answer["error"])
-    if isinstance(answer, list):
-        return json.dumps([{key: item.get(key) for key in fields} for item in answer])
-    return json.dumps({key: answer.get(key) for key in fields})
+def _answer(work: Any) -> str:
+    """What `work()` returns, or the daemon's refusal in words (a task of another agent, an empty command, …)."""
+    try:
+        answer = work()
+    except CoxError as error:
+        return str(error)
+    return answer if isinstance(answer, str) else json.dumps(answer)
 
 
-def serve(daemon_json: Path, token_file: Path) -> None:
-    build(DaemonSession(daemon_json, token_file.read_text().strip())).run("stdio")
+def _task(view: TaskView) -> dict[str, Any]:
+    row = view.row
+    return {"id": row.id, "kind": row.kind, "status": task_status(view), "description": row.description,
+            "command": row.command, "exit_code": row.exit_code, "tests": view.tests}
+
+

@@ -6,10 +6,17 @@ import sqlite3
 from desktop.store.rows import QuestionRow
 
 
-def add(conn: sqlite3.Connection, request_id: str, at: float, text: str, options: list[str]) -> int:
-    cursor = conn.execute("INSERT INTO questions (request_id, asked_at, text, options) VALUES (?, ?, ?, ?)",
-                          (request_id, at, text, json.dumps(options)))
+def add(conn: sqlite3.Connection, request_id: str, at: float, text: str, options: list[str],
+        call_key: str | None = None) -> int:
+    cursor = conn.execute(
+        "INSERT INTO questions (request_id, asked_at, text, options, call_key) VALUES (?, ?, ?, ?, ?)",
+        (request_id, at, text, json.dumps(options), call_key))
     return int(cursor.lastrowid or 0)
+
+
+def by_call_key(conn: sqlite3.Connection, call_key: str) -> QuestionRow | None:
+    row = conn.execute("SELECT * FROM questions WHERE call_key = ?", (call_key,)).fetchone()
+    return None if row is None else QuestionRow.of(row)
 
 
 def get(conn: sqlite3.Connection, question_id: int) -> QuestionRow | None:

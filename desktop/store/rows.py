@@ -111,6 +111,7 @@ class QuestionRow:
     answer: str | None
     answered_at: float | None
     answered_by: str | None
+    call_key: str | None = None  # the session and the MCP call that asked it: the same call asks once
 
     @classmethod
     def of(cls, row: sqlite3.Row) -> "QuestionRow":

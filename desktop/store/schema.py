@@ -97,7 +97,8 @@ MIGRATIONS: list[str] = [
         options      TEXT NOT NULL DEFAULT '[]',
         answer       TEXT,
         answered_at  REAL,
-        answered_by  TEXT
+        answered_by  TEXT,
+        call_key     TEXT UNIQUE
     );
     CREATE INDEX questions_by_request ON questions(request_id, id);
     CREATE TABLE session_tokens (

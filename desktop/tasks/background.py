@@ -18,7 +18,9 @@ from desktop.core.errors import Conflict, Forbidden, Invalid, NotFound
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
 from desktop.core.settings import current
+from desktop.core.states import State
 from desktop.store import directory
+from desktop.store import requests as requests_sql
 from desktop.store import tasks as sql
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow, TaskRow
@@ -58,6 +60,17 @@ class TaskView:
     quiet: bool  # no output for `quiet_after` or longer
     tail_pipe: bool
     tests: dict[str, object] | None
+
+
+def task_status(view: TaskView) -> str:
+    row = view.row
+    if view.state == "stopping":
+        return "Stopping…"
+    if view.state == "running":
+        return f"running, no output for {view.quiet_minutes} min" if view.quiet_minutes else "running"
+    if row.outcome == "failed":
+        return f"failed (exit {row.exit_code})"
+    return {"unknown": "ended, result unknown"}.get(row.outcome or "unknown", row.outcome or "ended")
 
 
 class BackgroundTasks:
@@ -162,8 +175,13 @@ class BackgroundTasks:
                         int(quiet_seconds // 60) if quiet_seconds >= QUIET_NOTICE_SECONDS else None,
                         quiet_seconds >= quiet_after, bool(TAIL_PIPE.search(row.command)), tests)
 
-    def running_agents(self) -> set[str]:
-        return {row.agent or "" for row in sql.running(self._store.conn) if row.kind in KINDS}
+    def agent_states(self) -> dict[str, str]:
+        """running_turn (a request runs on it) or background_only (it answered; tasks run on); absent: idle."""
+        states = dict.fromkeys((row.agent or "" for row in sql.running(self._store.conn) if row.kind in KINDS),
+                               "background_only")
+        states.update(dict.fromkeys((r.agent for r in requests_sql.in_states(self._store.conn, (State.RUNNING,))),
+                                    "running_turn"))
+        return states
 
     # --- following ----------------------------------------------------------------------------------------
 
