@@ -56,7 +56,8 @@ def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> MCPServer
             asked = ledger.question(asked.id)
             while asked.answered_at is None:
                 event = await queue.get()
-                if event.get("id") == asked.request_id and event.get("action") == "answer":
+                if event.get("type") == "lagged" or (event.get("id") == asked.request_id
+                                                     and event.get("action") == "answer"):
                     asked = ledger.question(asked.id)
         return asked.answer or WITHDRAWN
 
