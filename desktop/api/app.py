@@ -28,7 +28,8 @@ from desktop.store import audit as audit_sql
 from desktop.store import requests as requests_sql
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow
-from desktop.tasks.background import TAIL_PIPE_NOTE, BackgroundTasks, output_page
+from desktop.tasks.background import TAIL_PIPE_NOTE, BackgroundTasks
+from desktop.tasks.paging import output_page
 
 log = logging.getLogger(__name__)
 OUTPUT_CHUNK = 256 * 1024

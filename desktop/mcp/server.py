@@ -19,7 +19,8 @@ from desktop.core.actors import Actor
 from desktop.core.errors import CoxError
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
-from desktop.tasks.background import TAIL_PIPE_NOTE, BackgroundTasks, TaskView, output_page, task_status
+from desktop.tasks.background import TAIL_PIPE_NOTE, BackgroundTasks, TaskView, task_status
+from desktop.tasks.paging import output_page
 
 WITHDRAWN = ("No answer: the question was withdrawn (the request was cancelled, or the turn was interrupted). "
              "Do not wait for an answer; stop here.")

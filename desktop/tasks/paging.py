@@ -1,0 +1,64 @@
+"""A task's console, page by page: the last lines of its raw output through the console pipeline, and the pages
+before them on request (`before`, a byte offset), as far back as a console loads."""
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from desktop.console.stream import ConsoleStream, Line
+
+MAX_BACK = 5 * 1024 * 1024  # output older than this, counted from the end, is not loaded
+BLOCK = 256 * 1024
+
+
+@dataclass(frozen=True)
+class Page:
+    lines: list[tuple[str, int]]  # (console line, times it came in a row)
+    before: int | None  # the cursor for the page before this one (a byte offset), or None at the start
+    older_not_loaded: bool  # there is more before, beyond what a console loads
+    pending: str  # the unfinished last line, as it shows now
+
+
+def output_page(output: Path, lines: int, before: int | None = None, colours: bool = True) -> Page:
+    """The last `lines` console lines of a task's raw output that end before byte `before` (or at its end).
+    The window read grows until it holds more console lines than asked for (so a folded run of repeats is
+    counted whole) or reaches what a console loads (MAX_BACK from the end)."""
+    try:
+        size = output.stat().st_size
+    except OSError:
+        return Page([], None, False, "")
+    end = size if before is None else max(0, min(before, size))
+    floor = max(0, size - MAX_BACK)
+    if end <= floor and floor > 0:
+        return Page([], None, True, "")
+    block = BLOCK
+    with open(output, "rb") as f:
+        while True:
+            window = start = max(floor, end - block)
+            f.seek(start)
+            data = f.read(end - start)
+            if start > 0:  # begin at the start of a line
+                cut = data.find(b"\n") + 1
+                data, start = data[cut:], start + cut
+            rendered, pending = _render(data, colours, final=before is not None)
+            if len(rendered) > lines or window == floor:
+                break
+            block *= 2
+    page = rendered[-lines:]
+    at_floor = window == floor > 0  # what is before this page is not loaded
+    if not page:
+        return Page([], None, at_floor, pending)
+    if page[0].index == 0 and (start == 0 or at_floor):
+        return Page([(line.text, line.count) for line in page], None, start > 0, pending)
+    line_starts = [start, *(start + match.end() for match in re.finditer(rb"\n", data))]
+    cursor = line_starts[page[0].raw_line - 1]
+    return Page([(line.text, line.count) for line in page], cursor or None, False, pending)
+
+
+def _render(data: bytes, colours: bool, final: bool) -> tuple[list[Line], str]:
+    """Console lines of whole raw lines, and (unless `final`) the unfinished last line as it shows now."""
+    stream = ConsoleStream(colours)
+    shown = {line.index: line for line in stream.feed(data)}
+    if final:
+        shown.update({line.index: line for line in stream.finish()})
+    return [shown[index] for index in sorted(shown)], "" if final else stream.pending()
