@@ -103,3 +103,13 @@ def test_a_question_outlives_a_daemon_restart(claude_daemon: DaemonProcess, fake
     done = claude_daemon.wait_state(row["id"], "done", timeout=60)
     assert "release-2.4" in done["result"]
     assert not (claude_daemon.home / "tasks" / f"{row['id']}.2").exists(), "the same turn went on"
+
+
+def test_two_questions_in_one_call_are_asked_in_turn(claude_daemon: DaemonProcess) -> None:
+    row = claude_daemon.request("ASK Which branch? || Which environment?", agent="claude")
+    assert open_question(claude_daemon, row["id"])["question"] == "Which branch?"
+    claude_daemon.cox("answer", row["id"], "main", check=True)
+    wait_for(lambda: (claude_daemon.show(row["id"])["question"] or {}).get("question") == "Which environment?")
+    claude_daemon.cox("answer", row["id"], "staging", check=True)
+    done = claude_daemon.wait_state(row["id"], "done", timeout=60)
+    assert '"Which branch?"="main"' in done["result"] and '"Which environment?"="staging"' in done["result"]

@@ -46,9 +46,11 @@ def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> MCPServer
     server = MCPServer("coxswain", instructions="Coxswain hosts this session for its owner's team. Ask the person "
                                                 "behind the request with ask_question when you cannot go on alone.")
 
-    async def ask(question: str, options: list[str], ctx: Context) -> str:
+    async def ask(question: str, options: list[str], ctx: Context, part: int = 0) -> str:
+        """Ask and wait. The same call made again (the relay repeats it after a daemon restart) finds its question
+        by the turn's token, the call's id and the question's place in the call."""
         agent = _agent()
-        key = f"{agent.session}:{ctx.request_id}"
+        key = f"{agent.session}:{ctx.request_id}:{part}" if agent.session else None
         try:
             asked = ledger.ask(agent.request_id or "", agent, redact(question), [redact(o) for o in options], key)
         except CoxError as error:
@@ -76,9 +78,9 @@ def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> MCPServer
             return json.dumps({"behavior": "deny", "message": f"{tool_name} is not allowed for this agent; its "
                                                               "permission mode in Coxswain decides"})
         answers: dict[str, str] = {}
-        for item in input.get("questions") or []:
+        for part, item in enumerate(input.get("questions") or []):
             labels = [str(o.get("label", "")) for o in item.get("options") or [] if isinstance(o, dict)]
-            answers[str(item.get("question", ""))] = await ask(str(item.get("question", "")), labels, ctx)
+            answers[str(item.get("question", ""))] = await ask(str(item.get("question", "")), labels, ctx, part)
         return json.dumps({"behavior": "allow", "updatedInput": {**input, "answers": answers}})
 
     @server.tool(structured_output=False)

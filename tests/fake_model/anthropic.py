@@ -40,8 +40,9 @@ def calls(script: Script, tools: set[str]) -> list[tuple[str, dict[str, Any]]]:
             continue
         if step.kind == "ask":
             options = [{"label": "Yes", "description": "go ahead"}, {"label": "No", "description": "stop here"}]
-            flat.append(("AskUserQuestion", {"questions": [{"question": step.argument, "header": "Question",
-                                                            "options": options, "multiSelect": False}]}))
+            asked = [{"question": question.strip(), "header": "Question", "options": options, "multiSelect": False}
+                     for question in step.argument.split("||")]  # ASK a? || b?: two questions in one call
+            flat.append(("AskUserQuestion", {"questions": asked}))
             continue
         if step.kind == "tool":
             flat.append(("Bash", {"command": step.argument, "description": f"run {step.argument[:40]}"}))
