@@ -12,6 +12,7 @@ FORBIDDEN = {
              "desktop.daemon", "desktop.runtimes", "desktop.tasks", "desktop.platform"),
     "console": ("PySide6", "qasync", "desktop."),
     "store": ("PySide6", "qasync", "fastapi", "desktop.core", "desktop.api", "desktop.gui", "desktop.daemon"),
+    "gui": ("desktop.store",),  # the tray app is a client of the daemon: it never reaches into the store
 }
 
 

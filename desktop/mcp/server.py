@@ -43,8 +43,9 @@ class McpEndpoint:
 
 
 def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> MCPServer:
-    server = MCPServer("coxswain", instructions="Coxswain hosts this session for its owner's team. Ask the person "
-                                                "behind the request with ask_question when you cannot go on alone.")
+    server = MCPServer("coxswain", log_level="WARNING",
+                       instructions="Coxswain hosts this session for its owner's team. Ask the person behind the "
+                                    "request with ask_question when you cannot go on alone.")
 
     async def ask(question: str, options: list[str], ctx: Context, part: int = 0) -> str:
         """Ask and wait. The same call made again (the relay repeats it after a daemon restart) finds its question

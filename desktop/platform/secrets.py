@@ -2,6 +2,7 @@
 URLs. Only allowlisted backends are used; there is no silent fall-back to plaintext."""
 
 import logging
+import secrets as secrets_module
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -12,6 +13,7 @@ from keyring.errors import KeyringError, KeyringLocked
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 SERVICE = "coxswain"
+PROBE = "coxswain-round-trip-probe"
 # the names people use -> the environment variable the agent CLIs read
 SECRETS = {
     "anthropic_api_key": "ANTHROPIC_API_KEY",
@@ -38,6 +40,20 @@ class Secrets:
             return ("no secure keyring is available (found: " + (", ".join(names) or "none") + "); on Linux, "
                     "run a Secret Service such as GNOME Keyring or KWallet")
         return None
+
+    def round_trip(self) -> str | None:
+        """Write, read back and delete a probe entry: None if the keyring really works, else why not."""
+        problem = self.problem()
+        if problem:
+            return problem
+        probe = secrets_module.token_urlsafe(16)
+        try:
+            self._call(lambda: self._backend.set_password(SERVICE, PROBE, probe))
+            read = self._call(lambda: self._backend.get_password(SERVICE, PROBE))
+            self._call(lambda: self._backend.delete_password(SERVICE, PROBE))
+        except SecretStoreError as error:
+            return str(error)
+        return None if read == probe else "the keyring did not give back what was stored"
 
     def set(self, name: str, value: str) -> None:
         self._check(name)

@@ -1,0 +1,105 @@
+"""The tray app, and the only place that wires it: the daemon runs in this process on the qasync loop (Qt and
+asyncio share one loop), the tray shows its state, and the app is one client of the daemon's API like the CLI.
+`python -m desktop.gui.app [--home H] [--port P] [--smoke-test]`."""
+
+import argparse
+import asyncio
+import signal
+import sys
+from typing import Any
+
+import httpx
+import qasync  # type: ignore[import-untyped]
+from PySide6.QtWidgets import QApplication
+
+from desktop.daemon import DEFAULT_PORT, Daemon
+from desktop.gui.bridge import Bridge
+from desktop.gui.summary import summarize
+from desktop.gui.tray import Tray
+from desktop.platform.paths import Home
+from desktop.platform.secrets import Secrets
+
+
+class TrayApp:
+    def __init__(self, home: Home, port: int) -> None:
+        self.daemon = Daemon(home, port=port)
+        self.tray = Tray()
+        self.bridge = Bridge(self.daemon.events)
+        self._quit = asyncio.Event()
+        self._refreshing: asyncio.Task[None] | None = None
+        self._failed_unseen = False
+
+    async def run(self, smoke_test: bool = False) -> int:
+        await self.daemon.start()
+        token = self.daemon.home.owner_token.read_text().strip()
+        self.api = httpx.AsyncClient(base_url=self.daemon.url, headers={"Authorization": f"Bearer {token}"})
+        try:
+            self.tray.quit_action.triggered.connect(self._quit.set)
+            self.tray.menu.aboutToShow.connect(self._seen)
+            self.bridge.received.connect(self._on_event)
+            self.bridge.start()
+            self.tray.show()
+            await self.refresh()
+            if smoke_test:
+                return await self.smoke_test()
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(signum, self._quit.set)
+            await self._quit.wait()
+            return 0
+        finally:
+            self.bridge.stop()
+            await self.api.aclose()
+            await self.daemon.stop()
+
+    async def refresh(self) -> None:
+        requests = (await self.api.get("/api/requests", params={"limit": 200})).json()
+        self.tray.show_summary(summarize(requests, failed_unseen=self._failed_unseen))
+
+    async def smoke_test(self) -> int:
+        """Everything started: the API answers the owner, the keyring keeps and gives back a secret, the tray shows."""
+        problems = []
+        health = await self.api.get("/api/health")
+        if health.status_code != 200 or health.json().get("you") != "owner":
+            problems.append(f"the API answered {health.status_code}: {health.text[:200]}")
+        keyring_problem = Secrets().round_trip()
+        if keyring_problem:
+            problems.append(f"keyring: {keyring_problem}")
+        if self.tray.shown is None or self.tray.icon().isNull():
+            problems.append("the tray icon has no picture")
+        for problem in problems:
+            print(f"smoke test: {problem}", file=sys.stderr)
+        if not problems:
+            print(f"smoke test passed: API at {self.daemon.url} answers, keyring round trip, tray shows "
+                  f"'{self.tray.shown.state if self.tray.shown else '?'}'")
+        return 1 if problems else 0
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "request" and event.get("state") == "failed":
+            self._failed_unseen = True
+        if self._refreshing is None or self._refreshing.done():  # one refresh at a time is enough
+            self._refreshing = asyncio.ensure_future(self.refresh())
+
+    def _seen(self) -> None:
+        self._failed_unseen = False
+        self._on_event({})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="coxswain", description="Coxswain in the tray, hosting its daemon.")
+    parser.add_argument("--home", help="keep every file of this installation under HOME (or set COXSWAIN_HOME)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"API port (default {DEFAULT_PORT}; 0: any)")
+    parser.add_argument("--smoke-test", action="store_true", help="start everything, check it, and exit (0 = fine)")
+    args = parser.parse_args(argv)
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication([sys.argv[0]])
+    app.setQuitOnLastWindowClosed(False)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        code: int = loop.run_until_complete(TrayApp(Home.resolve(args.home), args.port).run(args.smoke_test))
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

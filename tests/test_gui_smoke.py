@@ -1,0 +1,46 @@
+"""The tray app for real, offscreen: `--smoke-test` starts the daemon in the app's process on the qasync loop,
+checks that the API answers the owner, that the keyring keeps and gives back a secret, and that the tray shows."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from desktop.gui.summary import summarize
+
+APP = [sys.executable, "-m", "desktop.gui.app"]
+
+
+def smoke(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*APP, "--home", str(tmp_path / "home"), "--port", "0", "--smoke-test"],
+                          env={**os.environ, **env, "QT_QPA_PLATFORM": "offscreen"}, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_the_smoke_test_passes_with_a_real_keyring(tmp_path: Path, secret_service: dict[str, str]) -> None:
+    done = smoke(tmp_path, secret_service)
+    assert done.returncode == 0, done.stderr
+    assert "smoke test passed" in done.stdout and "keyring round trip" in done.stdout and "'idle'" in done.stdout
+    assert not (tmp_path / "home" / "daemon.json").exists(), "the daemon stopped cleanly"
+
+
+def test_the_smoke_test_fails_in_words_without_a_keyring(tmp_path: Path) -> None:
+    done = smoke(tmp_path, {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"})
+    assert done.returncode == 1
+    assert "smoke test: keyring: no secure keyring is available" in done.stderr
+
+
+def test_the_tray_sums_up_what_runs_and_what_waits() -> None:
+    from datetime import date
+    today = date(2026, 11, 29)
+    requests = [{"id": "R20261129-07", "state": "running", "agent": "api", "requester": "sarah", "progress": 60.0},
+                {"id": "R20261129-08", "state": "pending", "agent": "web", "requester": "tom", "progress": None},
+                {"id": "R20261128-03", "state": "done", "agent": "api", "requester": "owner", "progress": 100.0}]
+    summary = summarize(requests, today=today)
+    assert (summary.state, summary.waiting, summary.progress) == ("waiting", 1, 60.0)
+    assert summary.tooltip.splitlines() == ["Coxswain: 1 waiting for you", "R-07 · api · sarah · 60%",
+                                            "R-08 · web · tom · waiting for approval"]
+    assert summarize(requests[:1], today=today).state == "running"
+    assert summarize([], failed_unseen=True, today=today).state == "failed"
+    assert summarize(requests, paused=True, today=today).state == "paused"
+    assert summarize([], today=today).tooltip == "Coxswain: nothing running"
