@@ -131,6 +131,11 @@ def _parser() -> argparse.ArgumentParser:
     p = command("answer", _answer, "answer the question a running request's agent is waiting on")
     p.add_argument("id")
     p.add_argument("text", nargs="+")
+    command("pause", lambda h, a: _print(_client(h).post("/api/agents/pause", {}),
+                                         lambda r: "paused: nothing new starts on any agent (what runs goes on)"),
+            "pause all agents")
+    command("resume", lambda h, a: _print(_client(h).post("/api/agents/resume", {}), lambda r: "resumed"),
+            "resume all agents")
     p = command("retry", _retry, "send a request again as a new request; prints the new ID")
     p.add_argument("id")
 

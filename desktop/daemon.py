@@ -105,7 +105,8 @@ class Daemon:
 
     async def _serve(self) -> None:
         services = Services(self.store, self.ledger, self.principals, self.agents, self.events,
-                            self.runs.output_path, self.clock.wall, self.runs.agent_statuses, self.secrets, self.tasks)
+                            self.runs.output_path, self.clock.wall, self.runs.agent_statuses, self.secrets, self.tasks,
+                            kick=lambda: self.dispatcher.kick())
         _, security, mcp = build(services)
         self._mcp_sessions = contextlib.AsyncExitStack()
         await self._mcp_sessions.enter_async_context(mcp.sessions.run())

@@ -48,6 +48,7 @@ class Services:
     agent_statuses: Callable[[list[AgentRow]], list[str]]
     secrets: Secrets
     tasks: BackgroundTasks
+    kick: Callable[[], None]  # look at the agents' queues again
 
 
 def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, LocalSecurity, McpEndpoint]:
@@ -94,6 +95,20 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
         agents, states = s.agents.listing(), s.tasks.agent_states()
         return [m.AgentOut.of(a, status, states.get(a.name, "idle"))
                 for a, status in zip(agents, s.agent_statuses(agents), strict=True)]
+
+    @api.post("/api/agents/pause")
+    async def pause_agents(body: m.Empty, request: Request) -> dict[str, str]:
+        """Nothing new starts on any agent until they are resumed (what runs goes on)."""
+        settings.change(s.store, "agents_paused", "yes", owner(request), s.wall())
+        s.events.publish({"type": "settings", "key": "agents_paused", "value": "yes"})
+        return {"agents_paused": "yes"}
+
+    @api.post("/api/agents/resume")
+    async def resume_agents(body: m.Empty, request: Request) -> dict[str, str]:
+        settings.change(s.store, "agents_paused", "no", owner(request), s.wall())
+        s.events.publish({"type": "settings", "key": "agents_paused", "value": "no"})
+        s.kick()
+        return {"agents_paused": "no"}
 
     @api.post("/api/agents", status_code=201)
     async def add_agent(body: m.NewAgent, request: Request) -> m.AgentOut:
@@ -212,6 +227,9 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
     @api.post("/api/settings")
     async def set_setting(body: m.SettingChange, request: Request) -> dict[str, str]:
         settings.change(s.store, body.key, body.value, actor(request), s.wall())
+        s.events.publish({"type": "settings", "key": body.key, "value": body.value})
+        if body.key == "agents_paused":
+            s.kick()
         return settings.effective(s.store)
 
     @api.get("/api/audit")

@@ -7,6 +7,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from desktop.core.ledger import Ledger
+from desktop.core.settings import current
 from desktop.store import requests as sql
 from desktop.store.db import Store
 from desktop.store.rows import RequestRow
@@ -20,7 +21,7 @@ class Dispatcher:
         self._store, self._ledger, self._launch = store, ledger, launch
         self._scheduled = False
         self._launches: set[asyncio.Task[None]] = set()
-        self.paused = False
+        self.paused = False  # while the machine sleeps
 
     def kick(self) -> None:
         """Look at the queues soon; many kicks in one loop iteration make one pass."""
@@ -30,7 +31,7 @@ class Dispatcher:
 
     def _pass(self) -> None:
         self._scheduled = False
-        if self.paused:
+        if self.paused or current(self._store.conn, "agents_paused"):  # asleep, or the owner paused all agents
             return
         for agent, busy in sql.agents_with_work(self._store.conn):
             if busy:

@@ -36,12 +36,20 @@ def _task_timeout(text: str) -> int:
     return seconds
 
 
+def _yes_no(text: str) -> int:
+    answer = {"yes": 1, "no": 0}.get(text.strip().lower())
+    if answer is None:
+        raise Invalid(f"'{text[:20]}' is neither yes nor no")
+    return answer
+
+
 SETTINGS: dict[str, Setting] = {
     "approval_ttl": Setting("24h", _duration_between(1, 30 * 86400), "how long a request waits for approval"),
     "cancel_grace": Setting("5s", _duration_between(0, 600), "time a cancelled command has to exit before a kill"),
     "task_timeout": Setting("4h", _task_timeout, "background tasks are stopped after this long (0: no limit)"),
     "quiet_after": Setting("10m", _duration_between(60, 120 * 60), "a running task with no output this long is quiet"),
     "stop_grace": Setting("10s", _duration_between(0, 14), "time a stopped task has to exit before a kill"),
+    "agents_paused": Setting("no", _yes_no, "yes: no agent starts anything new (what runs goes on)"),
 }
 
 

@@ -23,11 +23,12 @@ from desktop.platform.secrets import Secrets
 class TrayApp:
     def __init__(self, home: Home, port: int) -> None:
         self.daemon = Daemon(home, port=port)
-        self.tray = Tray()
+        self.tray = Tray(self._act)
         self.bridge = Bridge(self.daemon.events)
         self._quit = asyncio.Event()
         self._refreshing: asyncio.Task[None] | None = None
         self._failed_unseen = False
+        self._acting: set[asyncio.Task[None]] = set()
 
     async def run(self, smoke_test: bool = False) -> int:
         await self.daemon.start()
@@ -54,7 +55,21 @@ class TrayApp:
 
     async def refresh(self) -> None:
         requests = (await self.api.get("/api/requests", params={"limit": 200})).json()
-        self.tray.show_summary(summarize(requests, failed_unseen=self._failed_unseen))
+        paused = (await self.api.get("/api/settings")).json().get("agents_paused") == "yes"
+        self.tray.show_summary(summarize(requests, paused=paused, failed_unseen=self._failed_unseen))
+
+    async def act(self, verb: str, request_id: str) -> None:
+        """A click in the tray, done through the API like any other client's."""
+        path = f"/api/agents/{verb}" if verb in ("pause", "resume") else f"/api/requests/{request_id}/{verb}"
+        answer = await self.api.post(path, json={})
+        if answer.status_code >= 400:  # e.g. approved elsewhere a moment ago: the tray shows what is now
+            self.tray.showMessage("Coxswain", answer.json().get("error", answer.text))
+        await self.refresh()
+
+    def _act(self, verb: str, request_id: str) -> None:
+        task = asyncio.ensure_future(self.act(verb, request_id))
+        self._acting.add(task)
+        task.add_done_callback(self._acting.discard)
 
     async def smoke_test(self) -> int:
         """Everything started: the API answers the owner, the keyring keeps and gives back a secret, the tray shows."""

@@ -1,0 +1,78 @@
+"""The tray's menu and icon, on a real (offscreen) Qt: what it offers for the requests it is shown, and which call a
+click makes. What the call then does is the daemon's API, tested on its own."""
+
+import os
+import time
+from collections.abc import Iterator
+from datetime import date
+from typing import Any
+
+import pytest
+
+from desktop.gui.summary import summarize
+from tests.daemon_process import DaemonProcess
+
+TODAY = date(2026, 11, 29)
+REQUESTS = [
+    {"id": "R20261129-07", "state": "running", "agent": "api", "requester": "sarah", "progress": 60.0,
+     "prompt": "fix the flaky login test"},
+    {"id": "R20261129-08", "state": "pending", "agent": "web", "requester": "tom", "progress": None,
+     "prompt": "upgrade the bundler and run the whole test suite again, please"},
+]
+
+
+@pytest.fixture(scope="module")
+def qapp() -> Iterator[Any]:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    existing = QApplication.instance()
+    yield existing if existing is not None else QApplication([])
+
+
+def actions(menu: Any) -> dict[str, Any]:
+    """Every action of the menu and its submenus, by its path of texts ("R-08 … / Approve")."""
+    found = {}
+    for action in menu.actions():
+        if action.isSeparator():  # the section headers
+            continue
+        if action.menu() is not None:
+            found.update({f"{action.text()} / {k}": v for k, v in actions(action.menu()).items()})
+        elif action.text():
+            found[action.text()] = action
+    return found
+
+
+def test_the_menu_offers_what_each_request_needs(qapp: Any) -> None:
+    from desktop.gui.tray import Tray
+
+    clicks: list[tuple[str, str]] = []
+    tray = Tray(lambda verb, request_id: clicks.append((verb, request_id)))
+    tray.show_summary(summarize(REQUESTS, today=TODAY))
+    shown = actions(tray.menu)
+    waiting = "R-08 · web · tom · waiting for approval: upgrade the bundler and run the whole test suite…"
+    running = "R-07 · api · sarah · 60%: fix the flaky login test"
+    assert set(shown) == {f"{waiting} / Approve", f"{waiting} / Deny", f"{running} / Cancel", "Pause all agents",
+                          "Quit Coxswain"}
+    shown[f"{waiting} / Approve"].trigger()
+    shown[f"{running} / Cancel"].trigger()
+    shown["Pause all agents"].trigger()
+    assert clicks == [("approve", "R20261129-08"), ("cancel", "R20261129-07"), ("pause", "")]
+    assert tray.toolTip().splitlines()[0] == "Coxswain: 1 waiting for you" and not tray.icon().isNull()
+
+    tray.show_summary(summarize([], paused=True, today=TODAY))
+    assert set(actions(tray.menu)) == {"Resume all agents", "Quit Coxswain"}
+    assert tray.toolTip() == "Coxswain: paused"
+
+
+def test_pause_holds_every_queue_and_resume_lets_it_go(daemon: DaemonProcess) -> None:
+    assert daemon.cox("pause", check=True).stdout.startswith("paused")
+    row = daemon.request("echo after the pause")
+    waited = daemon.wait_state(row["id"], "approved")
+    assert waited["state"] == "approved"
+    time.sleep(1)
+    assert daemon.show(row["id"])["state"] == "approved", "nothing new starts while paused"
+    assert daemon.get("/api/settings").json()["agents_paused"] == "yes"
+    daemon.cox("resume", check=True)
+    assert daemon.wait_state(row["id"], "done")["result"] == "after the pause"
+    assert daemon.post("/api/agents/pause", {}, token=daemon.add_person("sam")).status_code == 403
