@@ -77,6 +77,9 @@ def _parser() -> argparse.ArgumentParser:
     console_actions.add_parser("tests", help="test counts as JSON: runner, passed, failed, skipped, first_failure"
                                ).set_defaults(handler=_console_tests)
 
+    p = command("autostart", _autostart, "start the tray app at login (on | off | status)")
+    p.add_argument("switch", choices=["on", "off", "status"], nargs="?", default="status")
+
     p = command("mcp", _mcp, "the MCP relay an agent session starts (stdio to the daemon; started by the runtimes)")
     p.add_argument("--token-file", required=True, help="a file holding the session's token")
 
@@ -269,6 +272,19 @@ def _console_tests(home: Home, args: argparse.Namespace) -> int:
         stream.feed(chunk)
     stream.finish()
     print(json.dumps(stream.tests.summary()))
+    return 0
+
+
+def _autostart(home: Home, args: argparse.Namespace) -> int:
+    from desktop.platform import autostart
+
+    if args.switch == "on":
+        print(f"Coxswain starts at login ({autostart.enable()})")
+    elif args.switch == "off":
+        autostart.disable()
+        print("Coxswain no longer starts at login")
+    else:
+        print("Coxswain starts at login" if autostart.enabled() else "Coxswain does not start at login")
     return 0
 
 

@@ -44,3 +44,22 @@ def test_the_tray_sums_up_what_runs_and_what_waits() -> None:
     assert summarize([], failed_unseen=True, today=today).state == "failed"
     assert summarize(requests, paused=True, today=today).state == "paused"
     assert summarize([], today=today).tooltip == "Coxswain: nothing running"
+
+
+def test_start_at_login_writes_an_xdg_autostart_entry_that_starts_the_tray(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    cox = [sys.executable, "-m", "desktop.cli"]
+    assert "does not start" in subprocess.run([*cox, "autostart"], env=env, capture_output=True, text=True).stdout
+    subprocess.run([*cox, "autostart", "on"], env=env, check=True, capture_output=True)
+    entry = (tmp_path / "config" / "autostart" / "coxswain.desktop").read_text()
+    exec_line = next(line for line in entry.splitlines() if line.startswith("Exec="))
+    assert exec_line == f"Exec={sys.executable} -m desktop.gui.app" and "Type=Application" in entry
+    assert "starts at login" in subprocess.run([*cox, "autostart"], env=env, capture_output=True, text=True).stdout
+    # what the entry starts really is the tray app: its own smoke test, through the same command line
+    started = subprocess.run([*exec_line.removeprefix("Exec=").split(), "--home", str(tmp_path / "home"), "--port",
+                              "0", "--smoke-test"], env={**env, "QT_QPA_PLATFORM": "offscreen",
+                                                         "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"},
+                             capture_output=True, text=True, timeout=120)
+    assert "smoke test: keyring" in started.stderr  # it ran the app's checks (no keyring here, so it says so)
+    subprocess.run([*cox, "autostart", "off"], env=env, check=True, capture_output=True)
+    assert not (tmp_path / "config" / "autostart" / "coxswain.desktop").exists()
