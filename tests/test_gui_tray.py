@@ -76,3 +76,23 @@ def test_pause_holds_every_queue_and_resume_lets_it_go(daemon: DaemonProcess) ->
     daemon.cox("resume", check=True)
     assert daemon.wait_state(row["id"], "done")["result"] == "after the pause"
     assert daemon.post("/api/agents/pause", {}, token=daemon.add_person("sam")).status_code == 403
+
+
+def test_a_running_icon_fills_a_ring_with_the_progress(qapp: Any) -> None:
+    from desktop.gui.tray import ICON_SIZE, Tray
+
+    tray = Tray(lambda verb, request_id: None)
+
+    def picture(progress: float | None) -> Any:
+        running = [{**REQUESTS[0], "progress": progress}]
+        tray.show_summary(summarize(running, today=TODAY))
+        return tray.icon().pixmap(ICON_SIZE, ICON_SIZE).toImage()
+
+    plain, quarter, most = picture(None), picture(25.0), picture(90.0)
+    assert plain != quarter != most and quarter != plain
+    top_right = (ICON_SIZE * 3 // 4, ICON_SIZE // 10)  # on the ring, a quarter of the way round
+    bottom_left = (ICON_SIZE // 4, ICON_SIZE * 9 // 10)  # on the ring, three quarters of the way round
+    green = 0x22C55E
+    assert quarter.pixelColor(*top_right).rgb() & 0xFFFFFF == green
+    assert quarter.pixelColor(*bottom_left).rgb() & 0xFFFFFF != green
+    assert most.pixelColor(*bottom_left).rgb() & 0xFFFFFF == green

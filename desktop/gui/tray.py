@@ -4,13 +4,15 @@ It only shows and asks: what a click means is the app's callback (`act`), which 
 
 from collections.abc import Callable
 
-from PySide6.QtGui import QAction, QIcon
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from desktop.gui.summary import TraySummary
 from desktop.resources import resource
 
 STATES = ("idle", "running", "waiting", "failed", "paused")
+ICON_SIZE = 64
 Act = Callable[[str, str], None]  # (verb, request id): approve, deny, cancel; ("pause" | "resume", "")
 
 
@@ -27,9 +29,24 @@ class Tray(QSystemTrayIcon):
 
     def show_summary(self, summary: TraySummary) -> None:
         self.shown = summary
-        self.setIcon(self._icons[summary.state])
+        self.setIcon(self._icon(summary))
         self.setToolTip(summary.tooltip)
         self._fill_menu(summary)
+
+    def _icon(self, summary: TraySummary) -> QIcon:
+        """The state's picture; while running with known progress, a ring around it fills up."""
+        if summary.state != "running" or summary.progress is None:
+            return self._icons[summary.state]
+        picture = self._icons["running"].pixmap(ICON_SIZE, ICON_SIZE)
+        ring = QPixmap(picture)
+        painter = QPainter(ring)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(QColor("#22c55e"), ICON_SIZE / 10, Qt.PenStyle.SolidLine, Qt.PenCapStyle.FlatCap))
+        inset = ICON_SIZE / 20
+        painter.drawArc(QRectF(inset, inset, ICON_SIZE - 2 * inset, ICON_SIZE - 2 * inset), 90 * 16,
+                        -round(360 * 16 * min(max(summary.progress, 0.0), 100.0) / 100))
+        painter.end()
+        return QIcon(ring)
 
     def _fill_menu(self, summary: TraySummary) -> None:
         self.menu.clear()
