@@ -63,3 +63,29 @@ def test_start_at_login_writes_an_xdg_autostart_entry_that_starts_the_tray(tmp_p
     assert "smoke test: keyring" in started.stderr  # it ran the app's checks (no keyring here, so it says so)
     subprocess.run([*cox, "autostart", "off"], env=env, check=True, capture_output=True)
     assert not (tmp_path / "config" / "autostart" / "coxswain.desktop").exists()
+
+
+def test_a_second_launch_asks_the_first_to_come_forward_and_exits(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    home = tmp_path / "home"
+    first = subprocess.Popen([*APP, "--home", str(home), "--port", "0"], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (home / "daemon.json").exists():
+            assert first.poll() is None and time.monotonic() < deadline, "the first launch did not start"
+            time.sleep(0.05)
+        second = subprocess.run([*APP, "--home", str(home), "--port", "0"], env=env, capture_output=True, text=True,
+                                timeout=60)
+        assert second.returncode == 0 and "already running" in second.stdout
+        first.send_signal(signal.SIGTERM)
+        out, _ = first.communicate(timeout=30)
+        assert first.returncode == 0 and "another launch asked for Coxswain" in out
+        assert not (home / "daemon.json").exists(), "the first stopped its daemon cleanly"
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()

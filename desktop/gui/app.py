@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.daemon import DEFAULT_PORT, Daemon
 from desktop.gui.bridge import Bridge
+from desktop.gui.single import Listener, ask_running_app
 from desktop.gui.summary import summarize
 from desktop.gui.tray import Tray
 from desktop.platform.paths import Home
@@ -31,6 +32,7 @@ class TrayApp:
         self._acting: set[asyncio.Task[None]] = set()
 
     async def run(self, smoke_test: bool = False) -> int:
+        self.listener = Listener(self.daemon.home, self.come_forward)
         await self.daemon.start()
         token = self.daemon.home.owner_token.read_text().strip()
         self.api = httpx.AsyncClient(base_url=self.daemon.url, headers={"Authorization": f"Bearer {token}"})
@@ -89,6 +91,11 @@ class TrayApp:
                   f"'{self.tray.shown.state if self.tray.shown else '?'}'")
         return 1 if problems else 0
 
+    def come_forward(self) -> None:
+        """Another launch asked for this app (the console window, once it exists, is what comes forward)."""
+        print("another launch asked for Coxswain: it is here, in the tray", flush=True)
+        self.tray.showMessage("Coxswain", "Coxswain is already running, here in the tray.")
+
     def _on_event(self, event: dict[str, Any]) -> None:
         if event.get("type") == "request" and event.get("state") == "failed":
             self._failed_unseen = True
@@ -109,10 +116,14 @@ def main(argv: list[str] | None = None) -> int:
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication([sys.argv[0]])
     app.setQuitOnLastWindowClosed(False)
+    home = Home.resolve(args.home)
+    if ask_running_app(home):
+        print("Coxswain is already running; it has been asked to come forward.")
+        return 0
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:
-        code: int = loop.run_until_complete(TrayApp(Home.resolve(args.home), args.port).run(args.smoke_test))
+        code: int = loop.run_until_complete(TrayApp(home, args.port).run(args.smoke_test))
     return code
 
 
