@@ -11,7 +11,7 @@ from typing import Any
 
 from desktop.api.client import Client, DaemonError
 from desktop.console.redact import Redactor
-from desktop.console.stream import ConsoleStream, Line
+from desktop.console.stream import ConsoleStream, Line, folded
 from desktop.platform.paths import Home
 
 SHOW_FIELDS = ("id", "state", "agent", "requester", "prompt", "retry_of", "references", "session_ref", "progress",
@@ -245,7 +245,7 @@ def _console_render(home: Home, args: argparse.Namespace) -> int:
         nonlocal shown
         for line in lines:
             if shown is not None and line.index != shown.index:
-                out.write(shown.text + (f"  ×{shown.count}" if shown.count > 1 else "") + "\n")
+                out.write(folded(shown.text, shown.count) + "\n")
             shown = line
 
     for chunk in _stdin_chunks():

@@ -116,3 +116,11 @@ def test_cox_console_render_and_redact() -> None:
     redacted = subprocess.run([sys.executable, "-m", "desktop.cli", "console", "redact"], input=raw,
                               capture_output=True, check=True).stdout
     assert redacted == raw.replace(b"abcdef123456", b"[redacted]")  # nothing but the secret changes
+
+
+def test_looking_at_the_unfinished_line_counts_nothing() -> None:
+    stream = ConsoleStream()
+    stream.feed(b"tests/test_a.py ..F")
+    assert stream.pending() == stream.pending() == "tests/test_a.py ..F"
+    stream.feed(b"\n")
+    assert (stream.tests.counts().passed, stream.tests.counts().failed) == (2, 1)

@@ -15,6 +15,7 @@ from sse_starlette import EventSourceResponse
 from desktop.api import models as m
 from desktop.api.security import MCP_PATH, LocalSecurity
 from desktop.console.redact import redact
+from desktop.console.stream import folded
 from desktop.core import audit, settings
 from desktop.core.actors import Actor
 from desktop.core.agents import Agents
@@ -28,7 +29,7 @@ from desktop.store import audit as audit_sql
 from desktop.store import requests as requests_sql
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow
-from desktop.tasks.background import TAIL_PIPE_NOTE, BackgroundTasks
+from desktop.tasks.background import BackgroundTasks
 from desktop.tasks.paging import output_page
 
 log = logging.getLogger(__name__)
@@ -198,10 +199,9 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
                           plain: bool = False) -> m.TaskOutput:
         view = s.tasks.view(s.tasks.visible(task_id, actor(request)))
         page = output_page(Path(view.row.dir) / "output", max(1, min(lines, 2000)), before, colours=not plain)
-        note = TAIL_PIPE_NOTE if view.tail_pipe and view.state != "ended" and before is None else None
-        return m.TaskOutput(lines=[text + (f"  ×{count}" if count > 1 else "") for text, count in page.lines],
-                            before=page.before, older_not_loaded=page.older_not_loaded, pending=page.pending,
-                            note=note)
+        return m.TaskOutput(lines=[folded(text, count) for text, count in page.lines], before=page.before,
+                            older_not_loaded=page.older_not_loaded, pending=page.pending,
+                            note=view.note if before is None else None)
 
     @api.post("/api/tasks/{task_id}/stop")
     async def stop_task(task_id: str, body: m.Empty, request: Request) -> m.TaskOut:

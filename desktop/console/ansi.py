@@ -62,9 +62,5 @@ def clean_lines(text: str) -> str:
 
 
 def strip_sgr(text: str) -> str:
+    """`text` without its colour codes."""
     return SGR.sub("", text) if "\x1b" in text else text
-
-
-def plain(line: str) -> str:
-    """A console line without its colours."""
-    return strip_sgr(line)

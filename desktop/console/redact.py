@@ -9,8 +9,9 @@ import re
 
 import re2  # type: ignore[import-untyped]
 
+from desktop.console.ansi import SGR
+
 MARK = "[redacted]"
-_SGR = re.compile(r"\x1b\[[0-9;:]*m")
 _VALUE = r"""(?!["']?(?:\$|%\(|\{\{|<|\[redacted\]|\*{3}))"""  # not a reference, template, placeholder, or hidden
 _NAME_END = r"(?![A-Za-z0-9])"
 _SECRET_WORDS = (r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key"
@@ -65,6 +66,10 @@ class Redactor:
 
     def __init__(self) -> None:
         self._in_key = False
+
+    def preview(self, line: str) -> str:
+        """An unfinished line redacted as it would be, without moving the stream on (it is read again later)."""
+        return MARK if self._in_key else redact(line)
 
     def lines(self, text: str, plain: str | None = None) -> str:
         """`text` (whole lines) redacted; `plain` is `text` without colour codes if the caller has it already."""
@@ -127,7 +132,7 @@ def redact(text: str, plain: str | None = None) -> str:
     if "\x1b" not in text:
         found = spans(text)
         return _replace(text, found) if found else text
-    plain = _SGR.sub("", text) if plain is None else plain
+    plain = SGR.sub("", text) if plain is None else plain
     found = spans(plain)
     if not found:
         return text
@@ -145,7 +150,7 @@ def redact(text: str, plain: str | None = None) -> str:
             line_start += len(plain_lines[number]) + 1
     for index, line_spans in touched.items():
         line, line_plain = lines[index], plain_lines[index]
-        codes = list(_SGR.finditer(line))
+        codes = list(SGR.finditer(line))
         lines[index] = _replace_around_codes(line, line_plain, codes, line_spans) if codes else _replace(
             line, line_spans)
     return "\n".join(lines)

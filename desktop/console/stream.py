@@ -24,9 +24,15 @@ class Line:
     count: int = 1  # shown as ×N when the same line came N times in a row
 
 
+def folded(text: str, count: int) -> str:
+    """A console line as shown: a line that came N times in a row ends in `  ×N`."""
+    return text + (f"  ×{count}" if count > 1 else "")
+
+
 class ConsoleStream:
-    def __init__(self, colours: bool = True) -> None:
-        self.colours = colours
+    def __init__(self, colours: bool = True, lines: bool = True) -> None:
+        """`lines=False`: only the test counts are wanted (a daemon following a task), so no line is built."""
+        self.colours, self._lines_wanted = colours, lines
         self.tests = TestRuns()
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._partial = ""  # the raw line still being written
@@ -49,8 +55,11 @@ class ConsoleStream:
         return self._take([text]) if text else []
 
     def pending(self) -> str:
-        """The unfinished last line as it shows right now (a progress bar that has not ended its line)."""
-        return self._render([ansi.clean_line(self._partial)])[0] if self._partial else ""
+        """The unfinished last line as it shows right now (a progress bar that has not ended its line). Nothing is
+        counted or carried over: the line is read again once it is finished."""
+        if not self._partial:
+            return ""
+        return self._shown(self._redactor.preview(ansi.clean_line(self._partial)))[0]
 
     def _take(self, raw: list[str]) -> list[Line]:
         if not raw:
@@ -58,7 +67,12 @@ class ConsoleStream:
         changed: dict[int, Line] = {}
         first_raw = self._raw_lines + 1
         self._raw_lines += len(raw)
-        for offset, text in enumerate(self._render(raw)):
+        joined = ansi.clean_lines("\n".join(raw))
+        plain = ansi.strip_sgr(joined)
+        self.tests.feed(plain, first_raw)
+        if not self._lines_wanted:
+            return []
+        for offset, text in enumerate(self._shown(self._redactor.lines(joined, plain))):
             last = self._last
             if last is not None and text == last.text:
                 last.count += 1
@@ -68,16 +82,12 @@ class ConsoleStream:
             changed[last.index] = last
         return list(changed.values())
 
-    def _render(self, raw: list[str]) -> list[str]:
-        """Clean, redact, cut, and (unless colours are wanted) drop colour codes; one output line per raw line."""
-        joined = ansi.clean_lines("\n".join(raw))
-        plain = ansi.strip_sgr(joined)
-        self.tests.feed(plain, self._raw_lines - len(raw) + 1)
-        joined = self._redactor.lines(joined, plain)
+    def _shown(self, text: str) -> list[str]:
+        """Redacted text as console lines: without colours unless they are wanted, long lines cut."""
         if not self.colours:
-            joined = ansi.strip_sgr(joined)
-        lines = joined.split("\n")
-        return [_cut(line) if len(line) > MAX_LINE else line for line in lines]
+            text = ansi.strip_sgr(text)
+        return [_cut(line) if len(line) > MAX_LINE else line for line in text.split("\n")]
+
 
 def _bounded(partial: str) -> str:
     """An unfinished line no longer than KEEP: a redrawn line keeps what follows its last carriage return."""

@@ -62,7 +62,7 @@ def _numbers(text: str, words: dict[str, str]) -> Counts:
 
 PYTEST_WORDS = {"passed": "passed", "xpassed": "passed", "failed": "failed", "error": "failed", "errors": "failed",
                 "skipped": "skipped", "xfailed": "skipped"}
-JEST_WORDS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "todo": "skipped"}
+JEST_WORDS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "todo": "skipped"}  # and vitest's
 
 # (runner, pattern, what a match means): "pass" / "fail" / "skip" one test; "summary" a whole run's counts;
 # "line-summary" one count of a summary printed a count a line; "verbose" / "progress" pytest's per-test lines;
@@ -162,13 +162,13 @@ class TestRuns:
                 line_at += data.count(b"\n", counted, match.start())
                 counted = match.start()
             run = self._runs.setdefault((match.group(1) or b"").decode(), _Run())  # the package prefix
-            self._count(run, kind, {k: v for k, v in found.groupdict().items() if v is not None},
+            self._count(run, runner, kind, {k: v for k, v in found.groupdict().items() if v is not None},
                         first_raw_line + line_at)
 
-    def _count(self, run: _Run, kind: str, match: dict[str, str], raw_line: int) -> None:
+    def _count(self, run: _Run, runner: str, kind: str, match: dict[str, str], raw_line: int) -> None:
         if kind == "summary":
             body = match["body"]
-            run.summary = _numbers(body, JEST_WORDS if "total" in body or "|" in body else PYTEST_WORDS)
+            run.summary = _numbers(body, PYTEST_WORDS if runner == "pytest" else JEST_WORDS)
             run.summary_words = set()
         elif kind == "line-summary":
             word = match["word"]

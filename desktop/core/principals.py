@@ -11,7 +11,6 @@ from desktop.core.actors import Actor
 from desktop.core.errors import Conflict, Forbidden, Invalid, NotFound
 from desktop.core.ledger import Ledger
 from desktop.store import directory
-from desktop.store import questions as questions_sql
 from desktop.store.db import Store
 from desktop.store.rows import PrincipalRow
 
@@ -50,7 +49,7 @@ class Principals:
         digest = token_hash(token)
         row = directory.principal_by_token_hash(self._store.conn, digest)
         if row is None:
-            session = questions_sql.running_request_of(self._store.conn, digest)
+            session = directory.running_request_of(self._store.conn, digest)
             return None if session is None else Actor(session[1], "agent", request_id=session[0], session=digest[:16])
         if row.token_hash is None or row.revoked_at is not None:
             return None
@@ -62,7 +61,7 @@ class Principals:
         """A token for the agent session running `request_id`; it is refused once the request stops running."""
         token = new_token()
         with self._store.transaction() as conn:
-            questions_sql.add_session_token(conn, token_hash(token), request_id, self._wall())
+            directory.add_session_token(conn, token_hash(token), request_id, self._wall())
         return token
 
     def add(self, name: str, kind: str, actor: Actor) -> str:

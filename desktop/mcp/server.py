@@ -15,11 +15,12 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from desktop.console.redact import redact
+from desktop.console.stream import folded
 from desktop.core.actors import Actor
 from desktop.core.errors import CoxError
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
-from desktop.tasks.background import TAIL_PIPE_NOTE, BackgroundTasks, TaskView, task_status
+from desktop.tasks.background import BackgroundTasks, TaskView, task_status
 from desktop.tasks.paging import output_page
 
 WITHDRAWN = ("No answer: the question was withdrawn (the request was cancelled, or the turn was interrupted). "
@@ -109,9 +110,9 @@ def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> MCPServer
             view = tasks.view(tasks.visible(task_id, _agent()))
             page = output_page(Path(view.row.dir) / "output", max(1, min(lines, 2000)), colours=False)
             head = f"{view.row.id} · {task_status(view)}" + (f" · tests {view.tests}" if view.tests else "")
-            shown = [text + (f"  ×{count}" if count > 1 else "") for text, count in page.lines]
-            note = [f"({TAIL_PIPE_NOTE})"] if view.tail_pipe and view.state != "ended" else []
-            return "\n".join([head, *shown, *([page.pending] if page.pending else []), *note])
+            shown = [folded(text, count) for text, count in page.lines]
+            return "\n".join([head, *shown, *([page.pending] if page.pending else []),
+                              *([f"({view.note})"] if view.note else [])])
         return _answer(read)
 
     @server.tool(structured_output=False)

@@ -54,3 +54,15 @@ def settings(conn: sqlite3.Connection) -> dict[str, str]:
 def set_setting(conn: sqlite3.Connection, key: str, value: str) -> None:
     conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = ?",
                  (key, value, value))
+
+
+def add_session_token(conn: sqlite3.Connection, token_hash: str, request_id: str, at: float) -> None:
+    conn.execute("INSERT INTO session_tokens (token_hash, request_id, created_at) VALUES (?, ?, ?)",
+                 (token_hash, request_id, at))
+
+
+def running_request_of(conn: sqlite3.Connection, token_hash: str) -> tuple[str, str] | None:
+    """(request id, agent) of the token's request while it runs; a session token is worth nothing after."""
+    row = conn.execute("SELECT r.id, r.agent FROM session_tokens t JOIN requests r ON r.id = t.request_id "
+                       "WHERE t.token_hash = ? AND r.state = 'running'", (token_hash,)).fetchone()
+    return None if row is None else (row[0], row[1])

@@ -1,4 +1,4 @@
-"""SQL for the questions agents ask and for the tokens of running sessions."""
+"""SQL for the questions agents ask."""
 
 import json
 import sqlite3
@@ -33,15 +33,3 @@ def open_for(conn: sqlite3.Connection, request_id: str) -> list[QuestionRow]:
 def close(conn: sqlite3.Connection, question_id: int, answer: str, at: float, by: str) -> None:
     conn.execute("UPDATE questions SET answer = ?, answered_at = ?, answered_by = ? "
                  "WHERE id = ? AND answered_at IS NULL", (answer, at, by, question_id))
-
-
-def add_session_token(conn: sqlite3.Connection, token_hash: str, request_id: str, at: float) -> None:
-    conn.execute("INSERT INTO session_tokens (token_hash, request_id, created_at) VALUES (?, ?, ?)",
-                 (token_hash, request_id, at))
-
-
-def running_request_of(conn: sqlite3.Connection, token_hash: str) -> tuple[str, str] | None:
-    """(request id, agent) of the token's request while it runs; a session token is worth nothing after."""
-    row = conn.execute("SELECT r.id, r.agent FROM session_tokens t JOIN requests r ON r.id = t.request_id "
-                       "WHERE t.token_hash = ? AND r.state = 'running'", (token_hash,)).fetchone()
-    return None if row is None else (row[0], row[1])

@@ -44,12 +44,11 @@ TAIL_PIPE_NOTE = ("This command pipes its output into `tail`, which prints only 
 class _Follow:
     """What the daemon keeps in memory about a running task it follows."""
 
-    stream: ConsoleStream = field(default_factory=lambda: ConsoleStream(colours=False))
+    stream: ConsoleStream = field(default_factory=lambda: ConsoleStream(lines=False))  # for its test counts
     offset: int = 0
     last_output_at: float | None = None
     quiet_seconds: float = 0.0
     output_since_tick: bool = False
-    saved_tests: str | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +59,11 @@ class TaskView:
     quiet: bool  # no output for `quiet_after` or longer
     tail_pipe: bool
     tests: dict[str, object] | None
+
+    @property
+    def note(self) -> str | None:
+        """What to say under a running task's output: why it stops there, if it pipes into `tail`."""
+        return TAIL_PIPE_NOTE if self.tail_pipe and self.state != "ended" else None
 
 
 def task_status(view: TaskView) -> str:
@@ -153,26 +157,29 @@ class BackgroundTasks:
         elif not actor.is_owner:
             raise Forbidden("only the owner and the agents see background tasks")
         now, kept = self._wall(), dict[str, int]()
+        quiet_after = current(self._store.conn, "quiet_after")
         views = []
         for row in sql.background(self._store.conn, agent):
             if row.ended_at is not None:
                 kept[row.agent or ""] = kept.get(row.agent or "", 0) + 1
                 if now - row.ended_at > KEEP_ENDED_SECONDS or kept[row.agent or ""] > KEEP_ENDED_PER_AGENT:
                     continue
-            views.append(self.view(row))
+            views.append(self.view(row, quiet_after))
         return views
 
-    def view(self, row: TaskRow) -> TaskView:
+    def view(self, row: TaskRow, quiet_after: int | None = None) -> TaskView:
+        """The task as people see it: what the follower knows now, over what the database last heard."""
         follow = self._follows.get(row.id)
         state = "ended" if row.ended_at is not None else "stopping" if row.stopping_at is not None else "running"
         quiet_seconds = follow.quiet_seconds if follow and state != "ended" else 0.0
-        quiet_after = current(self._store.conn, "quiet_after")
+        if quiet_after is None:
+            quiet_after = current(self._store.conn, "quiet_after")
         tests = follow.stream.tests.summary() if follow else json.loads(row.tests) if row.tests else None
         if tests is not None and tests.get("runner") is None:
             tests = None
-        last_output = follow.last_output_at if follow and follow.last_output_at else row.last_output_at
-        return TaskView(row if last_output == row.last_output_at else _with(row, last_output_at=last_output), state,
-                        int(quiet_seconds // 60) if quiet_seconds >= QUIET_NOTICE_SECONDS else None,
+        if follow and follow.last_output_at:
+            row = replace(row, last_output_at=follow.last_output_at)
+        return TaskView(row, state, int(quiet_seconds // 60) if quiet_seconds >= QUIET_NOTICE_SECONDS else None,
                         quiet_seconds >= quiet_after, bool(TAIL_PIPE.search(row.command)), tests)
 
     def agent_states(self) -> dict[str, str]:
@@ -195,15 +202,17 @@ class BackgroundTasks:
     async def tick(self) -> None:
         """Every 10 s: quiet time (awake time only: the monotonic clock stands still while the machine sleeps),
         the timeout, and what the followers learnt (last output, test counts) written down."""
-        now, elapsed = self._mono(), min(self._mono() - self._last_tick, 15.0)
-        self._last_tick = now
+        now = self._mono()
+        elapsed, self._last_tick = min(now - self._last_tick, 15.0), now
         timeout = current(self._store.conn, "task_timeout")
         for task_id, follow in list(self._follows.items()):
             follow.quiet_seconds = 0.0 if follow.output_since_tick else follow.quiet_seconds + elapsed
             follow.output_since_tick = False
-            self._save(task_id, follow)
             row = sql.get(self._store.conn, task_id)
-            if row and timeout and row.stopping_at is None and self._wall() - row.started_at >= timeout:
+            if row is None:
+                continue
+            self._save(row, follow)
+            if timeout and row.stopping_at is None and self._wall() - row.started_at >= timeout:
                 await self._time_out(row, timeout)
 
     async def close(self) -> None:
@@ -248,22 +257,20 @@ class BackgroundTasks:
             follow.last_output_at, follow.output_since_tick = self._wall(), True
         return len(data)
 
-    def _save(self, task_id: str, follow: _Follow) -> None:
+    def _save(self, row: TaskRow, follow: _Follow) -> None:
+        """Write down what the follower learnt, if the database does not have it yet."""
         tests = json.dumps(follow.stream.tests.summary())
-        row = sql.get(self._store.conn, task_id)
-        if row is None or (tests == follow.saved_tests and row.last_output_at == follow.last_output_at):
-            return
-        with self._store.transaction() as conn:
-            sql.update(conn, task_id, {"tests": tests, "last_output_at": follow.last_output_at})
-        follow.saved_tests = tests
+        if tests != row.tests or follow.last_output_at != row.last_output_at:
+            with self._store.transaction() as conn:
+                sql.update(conn, row.id, {"tests": tests, "last_output_at": follow.last_output_at})
 
     def _ended(self, task_id: str, outcome: Exit) -> None:
         follow = self._follows.pop(task_id, None)
-        if follow is not None:
-            self._save(task_id, follow)
         row = sql.get(self._store.conn, task_id)
         if row is None or row.ended_at is not None:
             return
+        if follow is not None:
+            self._save(row, follow)
         code = outcome.returncode
         how = ("stopped" if row.stopping_at is not None else "unknown" if code is None
                else "completed" if code == 0 else "failed")
@@ -290,8 +297,4 @@ class BackgroundTasks:
         if actor.is_owner or actor.kind == "system" or (actor.kind == "agent" and actor.name == agent):
             return
         raise Forbidden("background tasks are the owner's and their own agent's to start, read and stop")
-
-
-def _with(row: TaskRow, **changes: object) -> TaskRow:
-    return replace(row, **changes)  # type: ignore[arg-type]
 
