@@ -20,6 +20,7 @@ from apscheduler.triggers.date import DateTrigger
 
 from desktop.api.app import Services, build
 from desktop.console.redact import redact
+from desktop.core import settings
 from desktop.core.actors import Actor
 from desktop.core.agents import Agents
 from desktop.core.clock import Clock, GapDetector, SystemClock
@@ -33,6 +34,7 @@ from desktop.platform.credentials import owner_token
 from desktop.platform.instance import InstanceLock
 from desktop.platform.paths import Home
 from desktop.platform.secrets import Secrets
+from desktop.platform.sleep import LogindSleep
 from desktop.runtimes import builtin_runtimes
 from desktop.runtimes.base import Event, Runtime, SessionTools
 from desktop.runtimes.runner import write_atomically
@@ -60,6 +62,8 @@ class Daemon:
         self.url = ""
         self._lock = InstanceLock(home.lock)
         self._suspended_at: float | None = None
+        self.sleep = LogindSleep(self.suspend, self.resume)
+        self._background: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         self._lock.acquire()
@@ -102,6 +106,10 @@ class Daemon:
         self._beat()
         self.dispatcher.kick()
         await self._serve()
+        not_listening = await self.sleep.start() if sys.platform == "linux" else "sleep notices come from the tray app"
+        if not_listening:
+            log.info("%s; a jump of the wall clock is taken for a sleep", not_listening)
+        await self._keep_awake_while_working()
 
     async def _serve(self) -> None:
         services = Services(self.store, self.ledger, self.principals, self.agents, self.events,
@@ -137,6 +145,7 @@ class Daemon:
         self._server.should_exit = True
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._serving, 5)
+        await self.sleep.stop()
         self.scheduler.shutdown(wait=False)
         with contextlib.suppress(Exception):
             await self._mcp_sessions.aclose()
@@ -171,10 +180,16 @@ class Daemon:
         await self.runs.recheck("checked after the gap")
         self.dispatcher.kick()
 
+    async def _keep_awake_while_working(self) -> None:
+        """The idle-sleep lock is held exactly while a request runs and the owner wants the computer kept awake."""
+        working = bool(requests_sql.in_states(self.store.conn, (State.RUNNING,)))
+        await self.sleep.keep_awake(working and settings.current(self.store.conn, "keep_awake") == 1)
+
     async def check_clock(self) -> None:
         """Every few seconds: keep the heartbeat, and treat a wall-clock gap like a wake from sleep."""
         gap = self._gaps.check()
         self._beat()
+        await self._keep_awake_while_working()  # also follows the owner switching the setting
         if gap is not None and self._suspended_at is None:
             await self._after_gap(gap.started, gap.ended)
 
@@ -204,6 +219,10 @@ class Daemon:
                 self.scheduler.remove_job(f"expire {request.id}")
         if request.state == State.APPROVED:
             self.dispatcher.kick()
+        if action in (Action.DISPATCH, Action.RESUME, Action.SUCCEED, Action.FAIL, Action.STOP, Action.INTERRUPT):
+            task = asyncio.ensure_future(self._keep_awake_while_working())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
         if action == Action.CANCEL and request.state == State.RUNNING:
             self.runs.cancel_soon(request, asking=self.ledger.open_question(request.id) is not None)
             self.ledger.withdraw_questions(request.id, "the request was cancelled")

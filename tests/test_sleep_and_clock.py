@@ -10,6 +10,7 @@ import pytest
 
 from desktop.daemon import Daemon
 from desktop.platform.paths import Home
+from tests.fake_dbus import FakeLogind, private_bus, serve, until
 from tests.ledger_fixture import MovableClock
 
 
@@ -109,3 +110,57 @@ async def test_a_wake_during_a_resume_backoff_resumes_once(tmp_path: Path, agent
     assert sorted(p.name for p in (tmp_path / "home" / "tasks").iterdir() if p.is_dir()) == \
         [f"{row['id']}.1", f"{row['id']}.2"], "one resume"
     assert [t["kind"] for t in done["timeline"]].count("resumed") == 1  # type: ignore[union-attr]
+
+
+@pytest.fixture
+async def logind(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeLogind]:
+    """A fake systemd-logind on a private bus that the daemon takes for the system bus."""
+    with private_bus() as address:
+        monkeypatch.setenv("DBUS_SYSTEM_BUS_ADDRESS", address)
+        fake = FakeLogind()
+        bus = await serve(address, "org.freedesktop.login1", "/org/freedesktop/login1", fake)
+        try:
+            yield fake
+        finally:
+            bus.disconnect()
+
+
+async def test_logind_sleep_holds_a_delay_lock_checkpoints_then_lets_go(logind: FakeLogind, live) -> None:  # type: ignore[no-untyped-def]
+    daemon, clock, client, sarah = live
+    await until(lambda: len(logind.held("sleep", "delay")) == 1)
+    assert logind.held("sleep", "delay")[0].who == "Coxswain"
+    running = (await client.post("/api/requests", json={"agent": "shell", "prompt": "sleep 4; echo awake"})).json()
+    await wait_state(client, running["id"], "running")
+    waiting = (await client.post("/api/requests", json={"agent": "shell", "prompt": "true"},
+                                 headers={"Authorization": f"Bearer {sarah}"})).json()
+
+    logind.PrepareForSleep(True)
+    await until(lambda: not logind.held("sleep", "delay"))  # checkpointed, then released: the machine may sleep
+    parked = (await client.post("/api/requests", json={"agent": "shell", "prompt": "true"})).json()
+    clock.advance(25 * 3600, sleeping=True)
+    assert (await client.get(f"/api/requests/{parked['id']}")).json()["state"] == "approved", "nothing starts asleep"
+
+    logind.PrepareForSleep(False)
+    await wait_state(client, waiting["id"], "expired")  # its day passed asleep: expired before anything ran
+    await until(lambda: len(logind.held("sleep", "delay")) == 1)  # ready for the next sleep
+    done = await wait_state(client, running["id"], "done")
+    texts = [t["text"] for t in done["timeline"]]  # type: ignore[union-attr]
+    assert texts[2].startswith("interrupted: the machine slept or its clock jumped")
+    assert texts[3].startswith("resumed: checked after the gap") and texts[4] == "done" and len(texts) == 5
+    await wait_state(client, parked["id"], "done")
+
+
+async def test_keep_awake_holds_the_idle_lock_only_while_a_request_runs(logind: FakeLogind, live) -> None:  # type: ignore[no-untyped-def]
+    daemon, clock, client, sarah = live
+    await until(lambda: len(logind.held("sleep", "delay")) == 1)
+    quick = (await client.post("/api/requests", json={"agent": "shell", "prompt": "sleep 1"})).json()
+    await wait_state(client, quick["id"], "done")
+    assert not logind.locks_for("idle:sleep"), "the setting is off by default"
+
+    await client.post("/api/settings", json={"key": "keep_awake", "value": "yes"})
+    working = (await client.post("/api/requests", json={"agent": "shell", "prompt": "sleep 2"})).json()
+    await until(lambda: len(logind.held("idle:sleep", "block")) == 1)
+    assert (await client.get(f"/api/requests/{working['id']}")).json()["state"] == "running"
+    await wait_state(client, working["id"], "done")
+    await until(lambda: not logind.held("idle:sleep", "block"))
+    assert len(logind.locks_for("idle:sleep")) == 1, "one lock for the whole run"

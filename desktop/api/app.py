@@ -30,7 +30,7 @@ from desktop.store import requests as requests_sql
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow
 from desktop.tasks.background import BackgroundTasks
-from desktop.tasks.paging import output_page
+from desktop.tasks.paging import output_page, output_since
 
 log = logging.getLogger(__name__)
 OUTPUT_CHUNK = 256 * 1024
@@ -196,11 +196,16 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
 
     @api.get("/api/tasks/{task_id}/output")
     async def task_output(task_id: str, request: Request, lines: int = 2000, before: int | None = None,
-                          plain: bool = False) -> m.TaskOutput:
+                          after: int | None = None, plain: bool = False) -> m.TaskOutput:
+        """The last lines (or the page `before` an offset, or what came `after` one: a live console's next read)."""
         view = s.tasks.view(s.tasks.visible(task_id, actor(request)))
-        page = output_page(Path(view.row.dir) / "output", max(1, min(lines, 2000)), before, colours=not plain)
+        output, lines = Path(view.row.dir) / "output", max(1, min(lines, 2000))
+        if after is not None:
+            page = output_since(output, after, lines)
+        else:
+            page = output_page(output, lines, before, colours=not plain)
         return m.TaskOutput(lines=[folded(text, count) for text, count in page.lines], before=page.before,
-                            older_not_loaded=page.older_not_loaded, pending=page.pending,
+                            older_not_loaded=page.older_not_loaded, pending=page.pending, end=page.end,
                             note=view.note if before is None else None)
 
     @api.post("/api/tasks/{task_id}/stop")

@@ -188,6 +188,7 @@ class TaskOutput(BaseModel):
     before: int | None  # pass as ?before= for the page before this one
     older_not_loaded: bool
     pending: str
+    end: int  # pass as ?after= for the lines that come next
     note: str | None  # e.g. why output stops here (a pipe into tail)
 
 

@@ -50,6 +50,11 @@ SETTINGS: dict[str, Setting] = {
     "quiet_after": Setting("10m", _duration_between(60, 120 * 60), "a running task with no output this long is quiet"),
     "stop_grace": Setting("10s", _duration_between(0, 14), "time a stopped task has to exit before a kill"),
     "agents_paused": Setting("no", _yes_no, "yes: no agent starts anything new (what runs goes on)"),
+    "keep_awake": Setting("no", _yes_no, "yes: the computer does not go to sleep on its own while a request runs"),
+    **{f"notify_{kind}": Setting("yes", _yes_no, f"yes: a notification when {what}") for kind, what in (
+        ("approval", "a request waits for your approval"), ("failed", "a request failed"),
+        ("expired", "a request expired unanswered"), ("task_failed", "a background task failed"),
+        ("question", "an agent asks a question"))},
 }
 
 

@@ -17,6 +17,7 @@ class Page:
     before: int | None  # the cursor for the page before this one (a byte offset), or None at the start
     older_not_loaded: bool  # there is more before, beyond what a console loads
     pending: str  # the unfinished last line, as it shows now
+    end: int = 0  # where the whole lines shown end (a byte offset): pass as `after` for what comes next
 
 
 def output_page(output: Path, lines: int, before: int | None = None, colours: bool = True) -> Page:
@@ -27,6 +28,31 @@ def output_page(output: Path, lines: int, before: int | None = None, colours: bo
         size = output.stat().st_size
     except OSError:
         return Page([], None, False, "")
+    return _last_page(output, size, lines, before, colours)
+
+
+def output_since(output: Path, after: int, lines: int) -> Page:
+    """The console lines of the whole raw lines written since byte `after` (a live console's next read); only the
+    last `lines` of them when more came, and never more than MAX_BACK of output."""
+    try:
+        size = output.stat().st_size
+    except OSError:
+        return Page([], None, False, "", after)
+    start = min(max(after, size - MAX_BACK, 0), size)
+    with open(output, "rb") as f:
+        f.seek(start)
+        data = f.read(size - start)
+    whole = data[:data.rfind(b"\n") + 1]
+    if start > after:  # skipped ahead: begin at a line's start
+        cut = whole.find(b"\n") + 1
+        whole, start = whole[cut:], start + cut
+    rendered, _ = _render(whole, colours=True, final=True)
+    pending = _render(data[len(whole):], colours=True, final=False)[1]
+    return Page([(line.text, line.count) for line in rendered[-lines:]], None, len(rendered) > lines, pending,
+                start + len(whole))
+
+
+def _last_page(output: Path, size: int, lines: int, before: int | None, colours: bool) -> Page:
     end = size if before is None else max(0, min(before, size))
     floor = max(0, size - MAX_BACK)
     if end <= floor and floor > 0:
@@ -46,13 +72,14 @@ def output_page(output: Path, lines: int, before: int | None = None, colours: bo
             block *= 2
     page = rendered[-lines:]
     at_floor = window == floor > 0  # what is before this page is not loaded
+    whole_end = start + data.rfind(b"\n") + 1 if b"\n" in data else start
     if not page:
-        return Page([], None, at_floor, pending)
+        return Page([], None, at_floor, pending, whole_end)
+    shown = [(line.text, line.count) for line in page]
     if page[0].index == 0 and (start == 0 or at_floor):
-        return Page([(line.text, line.count) for line in page], None, start > 0, pending)
+        return Page(shown, None, start > 0, pending, whole_end)
     line_starts = [start, *(start + match.end() for match in re.finditer(rb"\n", data))]
-    cursor = line_starts[page[0].raw_line - 1]
-    return Page([(line.text, line.count) for line in page], cursor or None, False, pending)
+    return Page(shown, line_starts[page[0].raw_line - 1] or None, False, pending, whole_end)
 
 
 def _render(data: bytes, colours: bool, final: bool) -> tuple[list[Line], str]:

@@ -1,0 +1,147 @@
+"""Private D-Bus buses and fake desktop services that speak the real protocols (dbus-fast), for the tray app's tests:
+org.freedesktop.Notifications (records Notify/CloseNotification, can invoke an action as a click would) and
+org.freedesktop.login1 (emits PrepareForSleep, hands out inhibitor locks as pipes and sees them released)."""
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from dbus_fast import BusType
+from dbus_fast.aio import MessageBus
+from dbus_fast.service import ServiceInterface, method
+from dbus_fast.service import signal as dbus_signal
+
+
+@contextlib.contextmanager
+def private_bus() -> Iterator[str]:
+    """A dbus-daemon of our own (its address), stopped by PID afterwards."""
+    started = subprocess.run(["dbus-daemon", "--session", "--fork", "--print-address=1", "--print-pid=1"],
+                             capture_output=True, text=True, check=True).stdout.split()
+    try:
+        yield started[0]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(started[1]), signal.SIGTERM)
+
+
+@dataclass
+class Shown:
+    id: int
+    app: str
+    title: str
+    body: str
+    actions: dict[str, str]  # key -> label
+    closed_by_app: bool = False
+
+
+class FakeNotifications(ServiceInterface):
+    def __init__(self) -> None:
+        super().__init__("org.freedesktop.Notifications")
+        self.shown: list[Shown] = []
+        self.changed = asyncio.Event()
+
+    @method()
+    def GetCapabilities(self) -> "as":
+        return ["actions", "body"]
+
+    @method()
+    def GetServerInformation(self) -> "ssss":
+        return ["fake", "coxswain-tests", "1.0", "1.2"]
+
+    @method()
+    def Notify(self, app: "s", replaces: "u", icon: "s", title: "s", body: "s",
+               actions: "as", hints: "a{sv}", timeout: "i") -> "u":
+        shown = Shown(len(self.shown) + 1, app, title, body, dict(zip(actions[::2], actions[1::2], strict=False)))
+        self.shown.append(shown)
+        self._changed()
+        return shown.id
+
+    @method()
+    def CloseNotification(self, notification_id: "u") -> None:
+        for shown in self.shown:
+            if shown.id == notification_id:
+                shown.closed_by_app = True
+        self.NotificationClosed(notification_id, 3)
+        self._changed()
+
+    @dbus_signal()
+    def ActionInvoked(self, notification_id: int, key: str) -> "us":
+        return [notification_id, key]
+
+    @dbus_signal()
+    def NotificationClosed(self, notification_id: int, reason: int) -> "uu":
+        return [notification_id, reason]
+
+    def click(self, shown: Shown, label: str) -> None:
+        """The person clicks the button with this label (or "default": the notification itself)."""
+        key = "default" if label == "default" else next(k for k, v in shown.actions.items() if v == label)
+        self.ActionInvoked(shown.id, key)
+        self.NotificationClosed(shown.id, 2)
+
+    def _changed(self) -> None:
+        self.changed.set()
+        self.changed = asyncio.Event()
+
+
+@dataclass
+class Lock:
+    what: str
+    who: str
+    why: str
+    mode: str
+    read_end: int
+    released: bool = False
+
+
+class FakeLogind(ServiceInterface):
+    def __init__(self) -> None:
+        super().__init__("org.freedesktop.login1.Manager")
+        self.locks: list[Lock] = []
+
+    @method()
+    def Inhibit(self, what: "s", who: "s", why: "s", mode: "s") -> "h":
+        read_end, write_end = os.pipe()
+        lock = Lock(what, who, why, mode, read_end)
+        self.locks.append(lock)
+        loop = asyncio.get_running_loop()
+        loop.add_reader(read_end, self._released, lock)
+        loop.call_later(2, os.close, write_end)  # our copy, once the reply carrying it has been sent
+        return write_end
+
+    @dbus_signal()
+    def PrepareForSleep(self, going: bool) -> "b":
+        return going
+
+    def held(self, what: str, mode: str) -> list[Lock]:
+        return [lock for lock in self.locks if lock.what == what and lock.mode == mode and not lock.released]
+
+    def locks_for(self, what: str) -> list[Lock]:
+        return [lock for lock in self.locks if lock.what == what]
+
+    def _released(self, lock: Lock) -> None:
+        if not os.read(lock.read_end, 64):  # EOF: every holder closed its end
+            asyncio.get_running_loop().remove_reader(lock.read_end)
+            os.close(lock.read_end)
+            lock.released = True
+
+
+async def serve(address: str, name: str, path: str, interface: ServiceInterface) -> MessageBus:
+    bus = await MessageBus(bus_address=address, bus_type=BusType.SESSION, negotiate_unix_fd=True).connect()
+    bus.export(path, interface)
+    await bus.request_name(name)
+    return bus
+
+
+async def until(condition: Any, timeout: float = 10.0) -> None:
+    """Wait on the running loop until `condition()` is true."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("timed out waiting")
+        await asyncio.sleep(0.02)
+
