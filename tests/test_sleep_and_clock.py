@@ -126,7 +126,7 @@ async def logind(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeLogind]:
 
 
 async def test_logind_sleep_holds_a_delay_lock_checkpoints_then_lets_go(logind: FakeLogind, live) -> None:  # type: ignore[no-untyped-def]
-    daemon, clock, client, sarah = live
+    _daemon, clock, client, sarah = live
     await until(lambda: len(logind.held("sleep", "delay")) == 1)
     assert logind.held("sleep", "delay")[0].who == "Coxswain"
     running = (await client.post("/api/requests", json={"agent": "shell", "prompt": "sleep 4; echo awake"})).json()
@@ -151,7 +151,7 @@ async def test_logind_sleep_holds_a_delay_lock_checkpoints_then_lets_go(logind: 
 
 
 async def test_keep_awake_holds_the_idle_lock_only_while_a_request_runs(logind: FakeLogind, live) -> None:  # type: ignore[no-untyped-def]
-    daemon, clock, client, sarah = live
+    _daemon, _clock, client, _sarah = live
     await until(lambda: len(logind.held("sleep", "delay")) == 1)
     quick = (await client.post("/api/requests", json={"agent": "shell", "prompt": "sleep 1"})).json()
     await wait_state(client, quick["id"], "done")
