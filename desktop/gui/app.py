@@ -1,11 +1,12 @@
 """The tray app, and the only place that wires it: the daemon runs in this process on the qasync loop (Qt and
-asyncio share one loop), the tray shows its state, and the app is one client of the daemon's API like the CLI.
-`python -m desktop.gui.app [--home H] [--port P] [--smoke-test]`."""
+asyncio share one loop), the tray shows its state, notifications and cards ask the owner, and every window is one
+client of the daemon's API like the CLI. `python -m desktop.gui.app [--home H] [--port P] [--smoke-test]`."""
 
 import argparse
 import asyncio
 import signal
 import sys
+from collections.abc import Coroutine
 from typing import Any
 
 import httpx
@@ -14,6 +15,8 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.daemon import DEFAULT_PORT, Daemon
 from desktop.gui.bridge import Bridge
+from desktop.gui.card import ApprovalCard
+from desktop.gui.notices import ANSWERED, Notice, Notices, notice_for
 from desktop.gui.single import Listener, ask_running_app
 from desktop.gui.summary import summarize
 from desktop.gui.tray import Tray
@@ -26,52 +29,74 @@ class TrayApp:
         self.daemon = Daemon(home, port=port)
         self.tray = Tray(self._act)
         self.bridge = Bridge(self.daemon.events)
-        self._quit = asyncio.Event()
+        self.notices = Notices(self.tray.balloon, self._act, self._open_notice)
+        self.cards: dict[str, ApprovalCard] = {}
+        self.settings: dict[str, str] = {}
+        self.quit_requested = asyncio.Event()
         self._refreshing: asyncio.Task[None] | None = None
         self._failed_unseen = False
-        self._acting: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Future[Any]] = set()
 
-    async def run(self, smoke_test: bool = False) -> int:
+    async def start(self) -> None:
         self.listener = Listener(self.daemon.home, self.come_forward)
         await self.daemon.start()
         token = self.daemon.home.owner_token.read_text().strip()
         self.api = httpx.AsyncClient(base_url=self.daemon.url, headers={"Authorization": f"Bearer {token}"})
+        self.tray.quit_action.triggered.connect(self.quit_requested.set)
+        self.tray.menu.aboutToShow.connect(self._seen)
+        self.tray.messageClicked.connect(self._balloon_clicked)
+        self.bridge.received.connect(self._on_event)
+        self.bridge.start()
+        self.settings = (await self.api.get("/api/settings")).json()
+        self.tray.show()
+        await self.refresh()
+
+    async def stop(self) -> None:
+        for card in self.cards.values():
+            card.close()
+        self.bridge.stop()
+        await self.api.aclose()
+        await self.daemon.stop()
+
+    async def run(self, smoke_test: bool = False) -> int:
+        await self.start()
         try:
-            self.tray.quit_action.triggered.connect(self._quit.set)
-            self.tray.menu.aboutToShow.connect(self._seen)
-            self.bridge.received.connect(self._on_event)
-            self.bridge.start()
-            self.tray.show()
-            await self.refresh()
             if smoke_test:
                 return await self.smoke_test()
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(signum, self._quit.set)
-            await self._quit.wait()
+                loop.add_signal_handler(signum, self.quit_requested.set)
+            await self.quit_requested.wait()
             return 0
         finally:
-            self.bridge.stop()
-            await self.api.aclose()
-            await self.daemon.stop()
+            await self.stop()
 
     async def refresh(self) -> None:
         requests = (await self.api.get("/api/requests", params={"limit": 200})).json()
-        paused = (await self.api.get("/api/settings")).json().get("agents_paused") == "yes"
+        paused = self.settings.get("agents_paused") == "yes"
         self.tray.show_summary(summarize(requests, paused=paused, failed_unseen=self._failed_unseen))
 
     async def act(self, verb: str, request_id: str) -> None:
-        """A click in the tray, done through the API like any other client's."""
+        """A click in the tray, a card or a notification, done through the API like any other client's."""
         path = f"/api/agents/{verb}" if verb in ("pause", "resume") else f"/api/requests/{request_id}/{verb}"
         answer = await self.api.post(path, json={})
-        if answer.status_code >= 400:  # e.g. approved elsewhere a moment ago: the tray shows what is now
-            self.tray.showMessage("Coxswain", answer.json().get("error", answer.text))
+        if answer.status_code >= 400:  # e.g. approved elsewhere a moment ago: say so, then show what is now
+            self.tray.balloon("Coxswain", answer.json().get("error", answer.text))
         await self.refresh()
 
-    def _act(self, verb: str, request_id: str) -> None:
-        task = asyncio.ensure_future(self.act(verb, request_id))
-        self._acting.add(task)
-        task.add_done_callback(self._acting.discard)
+    async def open_card(self, request_id: str) -> ApprovalCard | None:
+        """The approval card of a waiting request, brought forward (None if it no longer waits)."""
+        card = self.cards.get(request_id)
+        if card is None:
+            request = (await self.api.get(f"/api/requests/{request_id}")).json()
+            if request.get("state") != "pending":
+                return None
+            agents = {a["name"]: a for a in (await self.api.get("/api/agents")).json()}
+            card = self.cards[request_id] = ApprovalCard(request, agents.get(request["agent"]), self._act)
+        card.show()
+        card.raise_()
+        card.activateWindow()
+        return card
 
     async def smoke_test(self) -> int:
         """Everything started: the API answers the owner, the keyring keeps and gives back a secret, the tray shows."""
@@ -94,17 +119,57 @@ class TrayApp:
     def come_forward(self) -> None:
         """Another launch asked for this app (the console window, once it exists, is what comes forward)."""
         print("another launch asked for Coxswain: it is here, in the tray", flush=True)
-        self.tray.showMessage("Coxswain", "Coxswain is already running, here in the tray.")
+        self.tray.balloon("Coxswain", "Coxswain is already running, here in the tray.")
+
+    # --- daemon events -------------------------------------------------------------------------------------
 
     def _on_event(self, event: dict[str, Any]) -> None:
-        if event.get("type") == "request" and event.get("state") == "failed":
-            self._failed_unseen = True
+        if event.get("type") == "settings":
+            self.settings[event["key"]] = event["value"]
+        if event.get("type") == "request":
+            if event.get("state") == "failed":
+                self._failed_unseen = True
+            if event.get("action") in ANSWERED:
+                self._later(self._answered(event["id"]))
+        self._later(self._notify(event))
         if self._refreshing is None or self._refreshing.done():  # one refresh at a time is enough
             self._refreshing = asyncio.ensure_future(self.refresh())
+
+    async def _notify(self, event: dict[str, Any]) -> None:
+        request = None
+        if event.get("type") == "request" and event.get("action") == "create" and event.get("state") == "pending":
+            request = (await self.api.get(f"/api/requests/{event['id']}")).json()
+        notice = notice_for(event, request)
+        if notice is not None and self.settings.get(f"notify_{notice.kind}", "yes") == "yes":
+            await self.notices.show(notice)
+
+    async def _answered(self, request_id: str) -> None:
+        """Answered anywhere (here, the CLI, the API, a chat): the notification goes, the card closes."""
+        card = self.cards.pop(request_id, None)
+        if card is not None:
+            card.close()
+        await self.notices.withdraw(request_id)
+
+    def _open_notice(self, notice: Notice) -> None:
+        if notice.kind == "approval" and notice.request_id:
+            self._later(self.open_card(notice.request_id))
+
+    def _balloon_clicked(self) -> None:
+        waiting = [e.request_id for e in (self.tray.shown.entries if self.tray.shown else []) if e.state == "pending"]
+        if waiting:
+            self._later(self.open_card(waiting[0]))
 
     def _seen(self) -> None:
         self._failed_unseen = False
         self._on_event({})
+
+    def _act(self, verb: str, request_id: str) -> None:
+        self._later(self.act(verb, request_id))
+
+    def _later(self, work: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
 
 def main(argv: list[str] | None = None) -> int:

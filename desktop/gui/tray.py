@@ -25,6 +25,7 @@ class Tray(QSystemTrayIcon):
         self.quit_action = QAction("Quit Coxswain")
         self.setContextMenu(self.menu)
         self.shown: TraySummary | None = None
+        self.balloons: list[tuple[str, str]] = []  # what was said in the tray's balloon, newest last (the last 20)
         self.show_summary(TraySummary("idle", 0, None, []))
 
     def show_summary(self, summary: TraySummary) -> None:
@@ -32,6 +33,11 @@ class Tray(QSystemTrayIcon):
         self.setIcon(self._icon(summary))
         self.setToolTip(summary.tooltip)
         self._fill_menu(summary)
+
+    def balloon(self, title: str, message: str) -> None:
+        """The tray's own message: the last resort for a notice, and where a failed click says why."""
+        self.balloons = [*self.balloons[-19:], (title, message)]
+        self.showMessage(title, message, self._icons["waiting"], 15000)
 
     def _icon(self, summary: TraySummary) -> QIcon:
         """The state's picture; while running with known progress, a ring around it fills up."""

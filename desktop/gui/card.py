@@ -1,0 +1,108 @@
+"""The approval card: everything the owner needs to say yes or no to one request (who asked, which agent and folder,
+the prompt with its secrets redacted, the requests it mentions, when it was asked, the time left), with Approve and
+Deny. What a click means is the app's `act` callback, which goes to the daemon's API."""
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from html import escape
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QDialogButtonBox, QFormLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+
+from desktop.console.redact import redact
+from desktop.core.ids import short_form
+
+
+def time_left(expires_at: str | None, now: datetime) -> str:
+    """'expires in 23 h 57 min' (or in minutes and seconds near the end)."""
+    if not expires_at:
+        return "does not expire"
+    seconds = int((datetime.fromisoformat(expires_at) - now).total_seconds())
+    if seconds <= 0:
+        return "expires now"
+    hours, minutes = divmod(seconds // 60, 60)
+    if hours:
+        return f"expires in {hours} h {minutes:02d} min"
+    return f"expires in {minutes} min {seconds % 60:02d} s" if minutes else f"expires in {seconds} s"
+
+
+def asked_when(created_at: str, now: datetime) -> str:
+    asked = datetime.fromisoformat(created_at)
+    minutes = int((now - asked).total_seconds() // 60)
+    ago = "just now" if minutes < 1 else f"{minutes} min ago" if minutes < 60 else f"{minutes // 60} h ago"
+    return f"{asked.astimezone().strftime('%H:%M')} ({ago})"
+
+
+class ApprovalCard(QWidget):
+    def __init__(self, request: dict[str, Any], agent: dict[str, Any] | None, act: Callable[[str, str], None],
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        super().__init__()
+        self.request_id = request["id"]
+        self._request, self._now = request, now
+        today = now().date()
+        self.setWindowTitle(f"{short_form(self.request_id, today)} waits for your approval — Coxswain")
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
+        self.resize(520, 420)
+
+        heading = QLabel(f"<b>{escape(request['requester'])}</b> asks <b>{escape(request['agent'])}</b>")
+        heading.setTextFormat(Qt.TextFormat.RichText)
+        form = QFormLayout()
+        folder = agent["folder"] if agent else "(agent not found)"
+        runtime = f" · {agent['runtime']}" if agent else ""
+        form.addRow("Request", QLabel(self.request_id))
+        form.addRow("Agent", _plain(f"{request['agent']}{runtime} · {folder}"))
+        if request.get("references"):
+            form.addRow("Mentions", _plain(", ".join(short_form(r, today) for r in request["references"])))
+        if request.get("retry_of"):
+            form.addRow("Retry of", _plain(short_form(request["retry_of"], today)))
+        self.asked = _plain(asked_when(request["created_at"], now()))
+        form.addRow("Asked", self.asked)
+        self.expiry = _plain(time_left(request.get("expires_at"), now()))
+        form.addRow("Time left", self.expiry)
+        self.prompt = QPlainTextEdit(redact(request["prompt"]))
+        self.prompt.setReadOnly(True)
+
+        buttons = QDialogButtonBox()
+        self.approve = buttons.addButton("Approve", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.deny = buttons.addButton("Deny", QDialogButtonBox.ButtonRole.RejectRole)
+        self.approve.setDefault(True)
+        self.approve.clicked.connect(lambda: act("approve", self.request_id))
+        self.deny.clicked.connect(lambda: act("deny", self.request_id))
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(heading)
+        layout.addLayout(form)
+        layout.addWidget(QLabel("Prompt"))
+        layout.addWidget(self.prompt, 1)
+        layout.addWidget(buttons)
+        self._ticker = QTimer(self)  # the time left counts down while the card is open, once a second
+        self._ticker.setInterval(1000)
+        self._ticker.timeout.connect(self._tick)
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
+        self._tick()
+        self._ticker.start()
+        super().showEvent(event)
+
+    def hideEvent(self, event: Any) -> None:  # noqa: N802
+        self._ticker.stop()
+        super().hideEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        if event.key() == Qt.Key.Key_Escape:
+            self.close()
+        else:
+            super().keyPressEvent(event)
+
+    def _tick(self) -> None:
+        self.expiry.setText(time_left(self._request.get("expires_at"), self._now()))
+
+
+def _plain(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)  # a requester's words are text, never markup
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label

@@ -1,0 +1,107 @@
+"""Notifications: which daemon events the owner hears about (each kind can be switched off in Settings), and how they
+reach them: a native notification (desktop-notifier: D-Bus on Linux, the Notification Center on macOS, toasts on
+Windows) with Approve and Deny on an approval, falling back to the tray's balloon when that fails. An approval's
+notification is withdrawn as soon as the request is answered anywhere."""
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from desktop_notifier import Button, DesktopNotifier, Icon
+
+from desktop.console.redact import redact
+from desktop.core.ids import short_form
+from desktop.resources import resource
+
+ANSWERED = {"approve", "deny", "cancel", "revoke", "expire"}  # what ends a wait for approval
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Notice:
+    kind: str  # approval | failed | expired | task_failed | question (the setting is notify_<kind>)
+    title: str
+    message: str
+    request_id: str | None  # what a click opens (None: a task, the console opens on it)
+    task_id: str | None = None
+
+    @property
+    def buttons(self) -> bool:
+        return self.kind == "approval"
+
+
+def notice_for(event: dict[str, Any], request: dict[str, Any] | None = None) -> Notice | None:
+    """What to tell the owner about a daemon event, if anything. `request` is the request's row, for an approval."""
+    today = datetime.now(UTC).date()
+    if event.get("type") == "task_failed":
+        return Notice("task_failed", f"Task {event['id']} failed", event.get("description") or "a background task",
+                      event.get("request_id"), event["id"])
+    if event.get("type") != "request":
+        return None
+    action, request_id = event.get("action"), str(event.get("id"))
+    short = short_form(request_id, today)
+    if action == "create" and event.get("state") == "pending" and request is not None:
+        return Notice("approval", f"{short} waits for your approval",
+                      f"{request['requester']} asks {request['agent']}: {first_line(redact(request['prompt']))}",
+                      request_id)
+    if action == "fail":
+        return Notice("failed", f"{short} failed", f"{event.get('agent')} · {event.get('requester')}", request_id)
+    if action == "expire":
+        return Notice("expired", f"{short} expired unanswered", f"{event.get('requester')} asked {event.get('agent')}",
+                      request_id)
+    if action == "ask" and event.get("question"):
+        return Notice("question", f"{short}: {event.get('agent')} asks", first_line(str(event["question"]), 200),
+                      request_id)
+    return None
+
+
+def first_line(text: str, width: int = 120) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= width else line[:width - 1].rstrip() + "…"
+
+
+class Notices:
+    """Shows notices; `act(verb, request_id)` answers from a button, `open(notice)` is a click on the notice."""
+
+    def __init__(self, balloon: Callable[[str, str], None], act: Callable[[str, str], None],
+                 open_notice: Callable[[Notice], None]) -> None:
+        self._balloon, self._act, self._open = balloon, act, open_notice
+        self._native = DesktopNotifier(app_name="Coxswain", app_icon=Icon(path=resource("tray-waiting.svg")))
+        self._approvals: dict[str, str] = {}  # request id -> its notification's identifier
+        self.last_way = ""  # "native" or "balloon": how the last notice was shown
+
+    async def show(self, notice: Notice) -> None:
+        if await self._show_natively(notice):
+            self.last_way = "native"
+            return
+        self.last_way = "balloon"
+        self._balloon(notice.title, notice.message)
+
+    async def withdraw(self, request_id: str) -> None:
+        """The request was answered (here or anywhere else): its approval notification goes."""
+        identifier = self._approvals.pop(request_id, None)
+        if identifier is not None:
+            try:
+                await self._native.clear(identifier)
+            except Exception:  # the server went away: nothing is shown there any more either
+                log.info("could not withdraw the notification of %s", request_id, exc_info=True)
+
+    async def _show_natively(self, notice: Notice) -> bool:
+        buttons = []
+        if notice.buttons and notice.request_id:
+            request_id = notice.request_id
+            buttons = [Button("Approve", on_pressed=lambda: self._act("approve", request_id)),
+                       Button("Deny", on_pressed=lambda: self._act("deny", request_id))]
+        try:
+            identifier = await self._native.send(notice.title, notice.message, buttons=buttons,
+                                                 on_clicked=lambda: self._open(notice))
+            # desktop-notifier logs a failure rather than raising it; a notification it knows of was delivered
+            shown = identifier in await self._native.get_current_notifications()
+        except Exception:
+            log.info("no native notification", exc_info=True)
+            return False
+        if shown and notice.buttons and notice.request_id:
+            self._approvals[notice.request_id] = identifier
+        return shown

@@ -1,0 +1,89 @@
+"""The tray app in the test's own process, on the qasync loop over pytest-qt's QApplication (offscreen), with a real
+daemon and a fake notification server on a private session bus. `qloop` is the one place a test puts asyncio on
+Qt's loop, as the app does."""
+
+import asyncio
+import os
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+SHOTS = Path(__file__).parent.parent / ".cache" / "screenshots"  # the README shows copies from resources/
+
+
+@pytest.fixture
+def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
+    import qasync
+
+    qapp.setQuitOnLastWindowClosed(False)
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+    try:
+        yield loop
+    finally:
+        loop.run_until_complete(asyncio.sleep(0))
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+def run(loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, Any], timeout: float = 90) -> Any:
+    return loop.run_until_complete(asyncio.wait_for(work, timeout))
+
+
+@pytest.fixture
+def desktop(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """(the running TrayApp, the fake notification server)."""
+    from desktop.gui.app import TrayApp
+    from desktop.platform.paths import Home
+    from tests.fake_dbus import FakeNotifications, private_bus, serve
+
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    with private_bus() as address:
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+        server = FakeNotifications()
+        bus = run(qloop, serve(address, "org.freedesktop.Notifications", "/org/freedesktop/Notifications", server))
+        app = TrayApp(Home(tmp_path / "home"), port=0)
+        run(qloop, app.start())
+        try:
+            yield app, server
+        finally:
+            run(qloop, app.stop())
+            bus.disconnect()
+
+
+@pytest.fixture
+def desktop_without_bus(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                        ) -> Iterator[Any]:
+    """The running TrayApp on a desktop with no session bus at all."""
+    from desktop.gui.app import TrayApp
+    from desktop.platform.paths import Home
+
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={tmp_path}/no-bus-here")
+    app = TrayApp(Home(tmp_path / "home"), port=0)
+    run(qloop, app.start())
+    try:
+        yield app
+    finally:
+        run(qloop, app.stop())
+
+
+async def person(app: Any, name: str) -> dict[str, str]:
+    """Headers that speak as a new teammate."""
+    token = (await app.api.post("/api/people", json={"name": name})).json()["token"]
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def wait_state(app: Any, request_id: str, state: str, timeout: float = 30) -> dict[str, Any]:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        row: dict[str, Any] = (await app.api.get(f"/api/requests/{request_id}")).json()
+        if row["state"] == state:
+            return row
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"{request_id} never became {state}: {row['state']}")
+        await asyncio.sleep(0.05)

@@ -1,0 +1,114 @@
+"""Approval notifications and cards, for real: a teammate's request raises a notification on a notification server
+that speaks the real D-Bus protocol; its buttons, the card, the CLI answer it; an answer anywhere withdraws it."""
+
+import asyncio
+import sys
+from datetime import date
+from typing import Any
+
+from desktop.core.ids import short_form
+from tests.fake_dbus import until
+from tests.gui_fixture import SHOTS, desktop, desktop_without_bus, person, qloop, run, wait_state  # noqa: F401
+from tests.redaction_corpus import TOKENS
+
+SECRET = TOKENS["github"][0]
+
+
+def short(request_id: str) -> str:
+    return short_form(request_id, date.today())
+
+
+def test_a_teammates_request_raises_a_notification_whose_approve_runs_it(desktop: Any, qloop: Any) -> None:
+    app, server = desktop
+
+    async def scenario() -> None:
+        sarah = await person(app, "sarah")
+        row = (await app.api.post("/api/requests", json={"agent": "shell", "prompt": "echo hello from sarah"},
+                                  headers=sarah)).json()
+        await until(lambda: server.shown)
+        shown = server.shown[0]
+        assert shown.app == "Coxswain" and shown.title == f"{short(row['id'])} waits for your approval"
+        assert shown.body == "sarah asks shell: echo hello from sarah"
+        assert sorted(shown.actions.values()) == ["", "Approve", "Deny"]  # "" is the click on the notification
+        server.click(shown, "Approve")
+        done = await wait_state(app, row["id"], "done")
+        assert done["result"] == "hello from sarah"
+        assert app.notices.last_way == "native"
+
+    run(qloop, scenario())
+
+
+def test_approving_from_the_cli_withdraws_the_notification_and_closes_the_card(desktop: Any, qloop: Any) -> None:
+    app, server = desktop
+
+    async def scenario() -> None:
+        sarah = await person(app, "sarah")
+        row = (await app.api.post("/api/requests", headers=sarah, json={
+            "agent": "shell", "prompt": f"echo deploying with {SECRET}"})).json()
+        await until(lambda: server.shown)
+        card = await app.open_card(row["id"])
+        assert card is not None and card.isVisible()
+        assert SECRET not in card.prompt.toPlainText() and "echo deploying with" in card.prompt.toPlainText()
+        assert card.expiry.text().startswith("expires in 23 h 59 min") or card.expiry.text() == "expires in 24 h 00 min"
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        card.grab().save(str(SHOTS / "approval-card.png"))
+        cli = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "desktop.cli", "--home", str(app.daemon.home.root), "approve", row["id"],
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await cli.communicate()
+        assert cli.returncode == 0, err
+        await until(lambda: server.shown[0].closed_by_app)  # CloseNotification reached the server
+        await until(lambda: not card.isVisible())
+        assert row["id"] not in app.cards
+        await wait_state(app, row["id"], "done")
+
+    run(qloop, scenario())
+
+
+def test_a_click_on_the_notification_opens_the_card_whose_deny_answers(desktop: Any, qloop: Any) -> None:
+    app, server = desktop
+
+    async def scenario() -> None:
+        tom = await person(app, "tom")
+        row = (await app.api.post("/api/requests", headers=tom, json={"agent": "shell", "prompt": "rm -rf build"})
+               ).json()
+        await until(lambda: server.shown)
+        server.click(server.shown[0], "default")
+        await until(lambda: row["id"] in app.cards and app.cards[row["id"]].isVisible())
+        app.cards[row["id"]].deny.click()
+        assert (await wait_state(app, row["id"], "cancelled"))["timeline"][-1]["text"].startswith("denied")
+        await until(lambda: row["id"] not in app.cards)
+
+    run(qloop, scenario())
+
+
+def test_each_kind_of_notice_can_be_switched_off_and_failures_are_told(desktop: Any, qloop: Any) -> None:
+    app, server = desktop
+
+    async def scenario() -> None:
+        await app.api.post("/api/settings", json={"key": "notify_approval", "value": "no"})
+        sam = await person(app, "sam")
+        quiet = (await app.api.post("/api/requests", headers=sam, json={"agent": "shell", "prompt": "exit 3"})).json()
+        await asyncio.sleep(0.5)
+        assert server.shown == [], "approvals switched off"
+        await app.api.post(f"/api/requests/{quiet['id']}/approve", json={})
+        await wait_state(app, quiet["id"], "failed")
+        await until(lambda: server.shown)
+        assert server.shown[0].title == f"{short(quiet['id'])} failed" and "Approve" not in server.shown[0].actions.values()
+
+    run(qloop, scenario())
+
+
+def test_without_a_notification_server_the_tray_balloon_tells(desktop_without_bus: Any, qloop: Any) -> None:
+    app = desktop_without_bus
+
+    async def scenario() -> None:
+        sam = await person(app, "sam")
+        row = (await app.api.post("/api/requests", headers=sam, json={"agent": "shell", "prompt": "true"})).json()
+        await until(lambda: app.tray.balloons)
+        assert app.tray.balloons[-1] == (f"{short(row['id'])} waits for your approval", "sam asks shell: true")
+        assert app.notices.last_way == "balloon"
+        await app.act("approve", row["id"])  # the tray's menu still answers
+        await wait_state(app, row["id"], "done")
+
+    run(qloop, scenario())
