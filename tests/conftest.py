@@ -7,6 +7,8 @@ from tests.agent_env import offline_env
 from tests.daemon_process import DaemonProcess
 from tests.fake_model.server import FakeModelServer
 
+pytest_plugins = ["tests.gui_fixture"]  # the tray app on the qasync loop
+
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from desktop.core.ids import short_form
 from tests.fake_dbus import until
-from tests.gui_fixture import SHOTS, desktop, desktop_without_bus, person, qloop, run, wait_state  # noqa: F401
+from tests.gui_fixture import SHOTS, person, run, wait_state
 from tests.redaction_corpus import TOKENS
 
 SECRET = TOKENS["github"][0]
@@ -55,7 +55,7 @@ def test_approving_from_the_cli_withdraws_the_notification_and_closes_the_card(d
         cli = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "desktop.cli", "--home", str(app.daemon.home.root), "approve", row["id"],
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        out, err = await cli.communicate()
+        _, err = await cli.communicate()
         assert cli.returncode == 0, err
         await until(lambda: server.shown[0].closed_by_app)  # CloseNotification reached the server
         await until(lambda: not card.isVisible())
@@ -94,7 +94,8 @@ def test_each_kind_of_notice_can_be_switched_off_and_failures_are_told(desktop: 
         await app.api.post(f"/api/requests/{quiet['id']}/approve", json={})
         await wait_state(app, quiet["id"], "failed")
         await until(lambda: server.shown)
-        assert server.shown[0].title == f"{short(quiet['id'])} failed" and "Approve" not in server.shown[0].actions.values()
+        failed = server.shown[0]
+        assert failed.title == f"{short(quiet['id'])} failed" and "Approve" not in failed.actions.values()
 
     run(qloop, scenario())
 

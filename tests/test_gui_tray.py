@@ -1,13 +1,9 @@
 """The tray's menu and icon, on a real (offscreen) Qt: what it offers for the requests it is shown, and which call a
 click makes. What the call then does is the daemon's API, tested on its own."""
 
-import os
 import time
-from collections.abc import Iterator
 from datetime import date
 from typing import Any
-
-import pytest
 
 from desktop.gui.summary import summarize
 from tests.daemon_process import DaemonProcess
@@ -19,15 +15,6 @@ REQUESTS = [
     {"id": "R20261129-08", "state": "pending", "agent": "web", "requester": "tom", "progress": None,
      "prompt": "upgrade the bundler and run the whole test suite again, please"},
 ]
-
-
-@pytest.fixture(scope="module")
-def qapp() -> Iterator[Any]:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtWidgets import QApplication
-
-    existing = QApplication.instance()
-    yield existing if existing is not None else QApplication([])
 
 
 def actions(menu: Any) -> dict[str, Any]:

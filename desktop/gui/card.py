@@ -81,16 +81,16 @@ class ApprovalCard(QWidget):
         self._ticker.setInterval(1000)
         self._ticker.timeout.connect(self._tick)
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
+    def showEvent(self, event: Any) -> None:
         self._tick()
         self._ticker.start()
         super().showEvent(event)
 
-    def hideEvent(self, event: Any) -> None:  # noqa: N802
+    def hideEvent(self, event: Any) -> None:
         self._ticker.stop()
         super().hideEvent(event)
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape:
             self.close()
         else:
