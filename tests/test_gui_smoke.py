@@ -83,7 +83,7 @@ def test_a_second_launch_asks_the_first_to_come_forward_and_exits(tmp_path: Path
         assert second.returncode == 0 and "already running" in second.stdout
         first.send_signal(signal.SIGTERM)
         out, _ = first.communicate(timeout=30)
-        assert first.returncode == 0 and "another launch asked for Coxswain" in out
+        assert first.returncode == 0 and "another launch asked for Coxswain: console shown" in out
         assert not (home / "daemon.json").exists(), "the first stopped its daemon cleanly"
     finally:
         if first.poll() is None:

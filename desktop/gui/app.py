@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication
 from desktop.daemon import DEFAULT_PORT, Daemon
 from desktop.gui.bridge import Bridge
 from desktop.gui.card import ApprovalCard
+from desktop.gui.console import ConsoleWindow
 from desktop.gui.notices import ANSWERED, Notice, Notices, notice_for
 from desktop.gui.single import Listener, ask_running_app
 from desktop.gui.summary import summarize
@@ -31,6 +32,7 @@ class TrayApp:
         self.bridge = Bridge(self.daemon.events)
         self.notices = Notices(self.tray.balloon, self._act, self._open_notice)
         self.cards: dict[str, ApprovalCard] = {}
+        self.console: ConsoleWindow | None = None
         self.settings: dict[str, str] = {}
         self.quit_requested = asyncio.Event()
         self._refreshing: asyncio.Task[None] | None = None
@@ -43,6 +45,7 @@ class TrayApp:
         token = self.daemon.home.owner_token.read_text().strip()
         self.api = httpx.AsyncClient(base_url=self.daemon.url, headers={"Authorization": f"Bearer {token}"})
         self.tray.quit_action.triggered.connect(self.quit_requested.set)
+        self.tray.console_action.triggered.connect(lambda: self._later(self.open_console()))
         self.tray.menu.aboutToShow.connect(self._seen)
         self.tray.messageClicked.connect(self._balloon_clicked)
         self.bridge.received.connect(self._on_event)
@@ -52,8 +55,9 @@ class TrayApp:
         await self.refresh()
 
     async def stop(self) -> None:
-        for card in self.cards.values():
-            card.close()
+        for window in [*self.cards.values(), self.console]:
+            if window is not None:
+                window.close()
         self.bridge.stop()
         await self.api.aclose()
         await self.daemon.stop()
@@ -78,6 +82,9 @@ class TrayApp:
 
     async def act(self, verb: str, request_id: str) -> None:
         """A click in the tray, a card or a notification, done through the API like any other client's."""
+        if verb == "open":
+            await self.open_console(("request", request_id))
+            return
         path = f"/api/agents/{verb}" if verb in ("pause", "resume") else f"/api/requests/{request_id}/{verb}"
         answer = await self.api.post(path, json={})
         if answer.status_code >= 400:  # e.g. approved elsewhere a moment ago: say so, then show what is now
@@ -98,6 +105,19 @@ class TrayApp:
         card.activateWindow()
         return card
 
+    async def open_console(self, chosen: tuple[str, str] | None = None) -> ConsoleWindow:
+        """The console window, brought forward (on a request or task when one is named)."""
+        if self.console is None:
+            self.console = ConsoleWindow(self.api, self._act)
+        self.console.show()
+        self.console.raise_()
+        self.console.activateWindow()
+        await self.console.refresh()
+        if chosen is not None:
+            kind, item_id = chosen
+            await (self.console.open_task(item_id) if kind == "task" else self.console.open_request(item_id))
+        return self.console
+
     async def smoke_test(self) -> int:
         """Everything started: the API answers the owner, the keyring keeps and gives back a secret, the tray shows."""
         problems = []
@@ -117,9 +137,13 @@ class TrayApp:
         return 1 if problems else 0
 
     def come_forward(self) -> None:
-        """Another launch asked for this app (the console window, once it exists, is what comes forward)."""
-        print("another launch asked for Coxswain: it is here, in the tray", flush=True)
-        self.tray.balloon("Coxswain", "Coxswain is already running, here in the tray.")
+        """Another launch asked for this app: its console window comes forward."""
+        self._later(self._come_forward())
+
+    async def _come_forward(self) -> None:
+        console = await self.open_console()
+        print(f"another launch asked for Coxswain: console {'shown' if console.isVisible() else 'not shown'}",
+              flush=True)
 
     # --- daemon events -------------------------------------------------------------------------------------
 
@@ -133,7 +157,12 @@ class TrayApp:
                 self._later(self._answered(event["id"]))
         self._later(self._notify(event))
         if self._refreshing is None or self._refreshing.done():  # one refresh at a time is enough
-            self._refreshing = asyncio.ensure_future(self.refresh())
+            self._refreshing = asyncio.ensure_future(self._refresh_all())
+
+    async def _refresh_all(self) -> None:
+        await self.refresh()
+        if self.console is not None and self.console.isVisible():
+            await self.console.refresh()
 
     async def _notify(self, event: dict[str, Any]) -> None:
         request = None
@@ -153,6 +182,10 @@ class TrayApp:
     def _open_notice(self, notice: Notice) -> None:
         if notice.kind == "approval" and notice.request_id:
             self._later(self.open_card(notice.request_id))
+        elif notice.task_id:
+            self._later(self.open_console(("task", notice.task_id)))
+        elif notice.request_id:
+            self._later(self.open_console(("request", notice.request_id)))
 
     def _balloon_clicked(self) -> None:
         waiting = [e.request_id for e in (self.tray.shown.entries if self.tray.shown else []) if e.state == "pending"]

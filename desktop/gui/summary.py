@@ -60,3 +60,45 @@ def _line(request: dict[str, Any], today: date) -> str:
     elif request.get("progress") is not None:
         parts.append(f"{request['progress']:.0f}%")
     return " · ".join(parts)
+
+
+def tasks_line(tasks: list[dict[str, Any]]) -> str:
+    """'2 background tasks running · 1 finished' (what the console's task group says folded)."""
+    running = sum(1 for t in tasks if t["state"] != "ended")
+    ended = len(tasks) - running
+    parts = [f"{running} background task{'s' if running != 1 else ''} running"] if running else []
+    parts += [f"{ended} finished"] if ended else []
+    return " · ".join(parts) or "no background tasks"
+
+
+def requests_line(requests: list[dict[str, Any]]) -> str:
+    counts: dict[str, int] = {}
+    for request in requests:
+        counts[request["state"]] = counts.get(request["state"], 0) + 1
+    shown = [f"{counts[s]} {word}" for s, word in (("running", "running"), ("pending", "waiting"),
+                                                   ("approved", "queued"), ("failed", "failed")) if counts.get(s)]
+    return " · ".join(shown) or "nothing running or waiting"
+
+
+def test_chip(tests: dict[str, Any] | None) -> tuple[str, str]:
+    """('✓ 412 ✘ 2', 'pytest: 412 passed, 2 failed, 3 skipped'), or empty when no test run was seen."""
+    if not tests:
+        return "", ""
+    chip = f"✓ {tests['passed']}" + (f" ✘ {tests['failed']}" if tests["failed"] else "")
+    tip = f"{tests['runner']}: {tests['passed']} passed, {tests['failed']} failed, {tests['skipped']} skipped"
+    return chip, tip
+
+
+def task_row(task: dict[str, Any]) -> str:
+    """'T3 · api · npm test · running · ✓ 412 ✘ 2' (its status says 'no output for N min' when quiet)."""
+    chip, _ = test_chip(task.get("tests"))
+    what = _first_line(task["description"] or task["command"], 40)
+    return " · ".join(part for part in (task["id"], task["agent"] or "", what, task["status"], chip) if part)
+
+
+def request_row(request: dict[str, Any], today: date | None = None) -> str:
+    today = today or datetime.now(UTC).date()
+    parts = [short_form(request["id"], today), request["agent"], request["requester"], request["state"]]
+    if request["state"] == "running" and request.get("progress") is not None:
+        parts[-1] += f" {request['progress']:.0f}%"
+    return " · ".join(parts) + f": {_first_line(request.get('prompt', ''), 40)}"

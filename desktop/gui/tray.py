@@ -1,5 +1,6 @@
 """The tray icon: the state at a glance (idle, running, waiting with a count, failed, paused), and a menu with the
-requests waiting for approval (Approve, Deny), the running ones (Cancel), Pause/Resume all agents, and Quit.
+requests waiting for approval (Approve, Deny), the running ones (Open in console, Cancel), Open console,
+Pause/Resume all agents, Settings and Quit.
 It only shows and asks: what a click means is the app's callback (`act`), which goes to the daemon's API."""
 
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from desktop.resources import resource
 
 STATES = ("idle", "running", "waiting", "failed", "paused")
 ICON_SIZE = 64
-Act = Callable[[str, str], None]  # (verb, request id): approve, deny, cancel; ("pause" | "resume", "")
+Act = Callable[[str, str], None]  # (verb, request id): approve, deny, cancel, open; ("pause" | "resume", "")
 
 
 class Tray(QSystemTrayIcon):
@@ -23,6 +24,8 @@ class Tray(QSystemTrayIcon):
         self._icons = {state: QIcon(str(resource(f"tray-{state}.svg"))) for state in STATES}
         self.menu = QMenu()
         self.quit_action = QAction("Quit Coxswain")
+        self.console_action = QAction("Open console")
+        self.settings_action = QAction("Settings…")
         self.setContextMenu(self.menu)
         self.shown: TraySummary | None = None
         self.balloons: list[tuple[str, str]] = []  # what was said in the tray's balloon, newest last (the last 20)
@@ -68,12 +71,15 @@ class Tray(QSystemTrayIcon):
             self.menu.addSection("Running")
         for entry in running:
             item = self.menu.addMenu(f"{entry.line}: {entry.prompt}")
+            self._action(item, "Open in console", "open", entry.request_id)
             self._action(item, "Cancel", "cancel", entry.request_id)
         self.menu.addSeparator()
+        self.menu.addAction(self.console_action)
         if summary.paused:
             self._action(self.menu, "Resume all agents", "resume", "")
         else:
             self._action(self.menu, "Pause all agents", "pause", "")
+        self.menu.addAction(self.settings_action)
         self.menu.addAction(self.quit_action)
 
     def _action(self, menu: QMenu, text: str, verb: str, request_id: str) -> None:

@@ -1,0 +1,335 @@
+"""The console window. Left: requests and background tasks, each group summed up in one line and expanding to rows.
+Right: the chosen request's timeline (states with times, interruptions and resumes, progress) and console, or the
+chosen task's console with its test chip, quiet flag and Stop. The console opens on the last 2,000 lines, follows
+live output once a second while the person is at the end, and pages back on "Load earlier"."""
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from datetime import datetime
+from typing import Any
+
+import httpx
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.console.stream import ConsoleStream, folded
+from desktop.gui.console_view import ConsoleView
+from desktop.gui.summary import request_row, requests_line, task_row, tasks_line, test_chip
+
+PAGE = 2000
+ROLE = Qt.ItemDataRole.UserRole
+AMBER = "color: #b45309; font-weight: bold;"
+
+
+class ConsoleWindow(QWidget):
+    def __init__(self, api: httpx.AsyncClient, act: Callable[[str, str], None]) -> None:
+        super().__init__()
+        self._api, self._act = api, act
+        self.setWindowTitle("Coxswain")
+        self.resize(1100, 680)
+        self.chosen: tuple[str, str] | None = None  # ("task" | "request", id)
+        self._work: set[asyncio.Future[Any]] = set()
+        self._before: int | None = None  # where "Load earlier" continues (a task's byte offset)
+        self._end = 0  # where a task's next lines start (byte offset); a request's output offset
+        self._stream = ConsoleStream()  # a request's output through the console pipeline
+        self._live = False
+        self.first_failure: str | None = None
+
+        self.tree = QTreeWidget()
+        self.tree.setHeaderHidden(True)
+        self.requests_group = QTreeWidgetItem(["Requests"])
+        self.tasks_group = QTreeWidgetItem(["Background tasks"])
+        self.tree.addTopLevelItems([self.requests_group, self.tasks_group])
+        self.tree.itemSelectionChanged.connect(self._chose)
+
+        self.header = QLabel("Choose a request or a task")
+        self.header.setTextFormat(Qt.TextFormat.PlainText)
+        self.timeline = QListWidget()
+        self.timeline.setMaximumHeight(150)
+        self.progress = QProgressBar()
+        self.chip = QLabel()
+        self.first_failure_button = QPushButton("First failure")
+        self.first_failure_button.clicked.connect(lambda: self._later(self.show_first_failure()))
+        self.quiet = QLabel()
+        self.earlier = QPushButton("Load earlier")
+        self.earlier.clicked.connect(lambda: self._later(self.load_earlier()))
+        self.older = QLabel("older output not loaded")
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.clicked.connect(lambda: self._later(self.stop()))
+        self.view = ConsoleView()
+        self.view.verticalScrollBar().valueChanged.connect(self._scrolled)
+        self.jump = QPushButton("Jump to end ↓")
+        self.jump.clicked.connect(self._jump_to_end)
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+
+        bar = QHBoxLayout()
+        for widget in (self.chip, self.first_failure_button, self.quiet):
+            bar.addWidget(widget)
+        bar.addStretch(1)
+        for widget in (self.older, self.earlier, self.stop_button):
+            bar.addWidget(widget)
+        right = QWidget()
+        column = QVBoxLayout(right)
+        column.addWidget(self.header)
+        column.addWidget(self.timeline)
+        column.addWidget(self.progress)
+        column.addLayout(bar)
+        column.addWidget(self.view, 1)
+        column.addWidget(self.jump, 0, Qt.AlignmentFlag.AlignRight)
+        column.addWidget(self.note)
+        splitter = QSplitter()
+        splitter.addWidget(self.tree)
+        splitter.addWidget(right)
+        splitter.setSizes([340, 760])
+        QHBoxLayout(self).addWidget(splitter)
+        self._hide_details()
+
+        self._poll = QTimer(self)  # once a second, and only while a live console is shown
+        self._poll.setInterval(1000)
+        self._poll.timeout.connect(lambda: self._later(self.follow()))
+
+    # --- the list on the left ------------------------------------------------------------------------------
+
+    async def refresh(self) -> None:
+        requests = (await self._api.get("/api/requests", params={"limit": 200})).json()
+        tasks = [t for t in (await self._api.get("/api/tasks")).json() if t["kind"] != "request"]
+        self.requests_group.setText(0, f"Requests — {requests_line(requests)}")
+        self.tasks_group.setText(0, tasks_line(tasks))
+        self._fill(self.requests_group, [("request", r["id"], request_row(r)) for r in requests])
+        self._fill(self.tasks_group, [("task", t["id"], task_row(t)) for t in tasks])
+        self.tasks_group.setExpanded(any(t["state"] != "ended" for t in tasks) or self.tasks_group.isExpanded())
+        self.requests_group.setExpanded(True)
+        if self.chosen and self.chosen[0] == "task":
+            task = next((t for t in tasks if t["id"] == self.chosen[1]), None)
+            if task:
+                self._show_task_state(task)
+
+    def _fill(self, group: QTreeWidgetItem, rows: list[tuple[str, str, str]]) -> None:
+        existing = {child.data(0, ROLE)[1]: child for child in _children(group)}
+        for kind, item_id, text in rows:
+            item = existing.pop(item_id, None) or QTreeWidgetItem(group)
+            item.setData(0, ROLE, (kind, item_id))
+            item.setText(0, text)
+        for gone in existing.values():
+            group.removeChild(gone)
+
+    def _chose(self) -> None:
+        items = self.tree.selectedItems()
+        chosen = items[0].data(0, ROLE) if items else None
+        if chosen and tuple(chosen) != self.chosen:
+            self._later(self.open_task(chosen[1]) if chosen[0] == "task" else self.open_request(chosen[1]))
+
+    # --- a task ---------------------------------------------------------------------------------------------
+
+    async def open_task(self, task_id: str) -> None:
+        self.chosen = ("task", task_id)
+        self._select(task_id)
+        task = (await self._api.get(f"/api/tasks/{task_id}")).json()
+        page = (await self._api.get(f"/api/tasks/{task_id}/output", params={"lines": PAGE})).json()
+        self._hide_details()
+        self.header.setText(f"{task['id']} · {task['agent']} · {task['description'] or task['command']}")
+        self._before, self._end = page["before"], page["end"]
+        self.view.show_lines(page["lines"] + ([page["pending"]] if page["pending"] else []))
+        self._pending_shown = bool(page["pending"])
+        self._show_paging(page["older_not_loaded"])
+        self.note.setText(page["note"] or "")
+        self.note.setVisible(bool(page["note"]))
+        self._show_task_state(task)
+
+    def _show_task_state(self, task: dict[str, Any]) -> None:
+        chip, tip = test_chip(task.get("tests"))
+        self.chip.setText(chip)
+        self.chip.setToolTip(tip)
+        self.chip.setVisible(bool(chip))
+        failure = (task.get("tests") or {}).get("first_failure")
+        self.first_failure = failure["name"] if failure else None
+        self.first_failure_button.setVisible(self.first_failure is not None)
+        self.quiet.setText(f"no output for {task['quiet_minutes']} min" if task.get("quiet_minutes") else "")
+        self.quiet.setStyleSheet(AMBER if task.get("quiet") else "")
+        self.quiet.setVisible(bool(task.get("quiet_minutes")))
+        self.stop_button.setVisible(task["state"] == "running")
+        self._set_live(task["state"] != "ended")
+
+    async def _follow_task(self, task_id: str) -> None:
+        page = (await self._api.get(f"/api/tasks/{task_id}/output", params={"after": self._end, "lines": PAGE})).json()
+        if self.chosen != ("task", task_id):
+            return
+        if self._pending_shown:  # the unfinished line shown last time is replaced by what it became
+            self._drop_last_line()
+        self._end = page["end"]
+        await self._append(page["lines"] + ([page["pending"]] if page["pending"] else []))
+        self._pending_shown = bool(page["pending"])
+
+    # --- a request ------------------------------------------------------------------------------------------
+
+    async def open_request(self, request_id: str) -> None:
+        self.chosen = ("request", request_id)
+        self._select(request_id)
+        request = (await self._api.get(f"/api/requests/{request_id}")).json()
+        self._hide_details()
+        self.header.setText(f"{request['id']} · {request['agent']} · {request['requester']}: {request['prompt']}")
+        self._show_timeline(request)
+        self._stream, self._end, self._pending_shown = ConsoleStream(), 0, False
+        self.view.show_lines([])
+        await self._follow_request(request_id)
+        self.view.scroll_to_end()
+        self.stop_button.setText("Cancel")
+        self.stop_button.setVisible(request["state"] in ("pending", "approved", "running"))
+        self._set_live(request["state"] in ("pending", "approved", "running"))
+
+    def _show_timeline(self, request: dict[str, Any]) -> None:
+        self.timeline.clear()
+        for entry in request.get("timeline") or []:
+            at = datetime.fromisoformat(entry["at"]).astimezone().strftime("%H:%M:%S")
+            self.timeline.addItem(f"{at}  {entry['text']}")
+        self.timeline.setVisible(True)
+        self.progress.setVisible(request.get("progress") is not None)
+        self.progress.setValue(round(request.get("progress") or 0))
+
+    async def _follow_request(self, request_id: str) -> None:
+        while True:  # the output so far, chunk by chunk
+            chunk = (await self._api.get(f"/api/requests/{request_id}/output", params={"offset": self._end})).json()
+            if self.chosen != ("request", request_id):
+                return
+            moved = chunk["offset"] != self._end
+            self._end = chunk["offset"]
+            lines = [folded(line.text, line.count) for line in self._stream.feed(chunk["text"].encode())]
+            await self._append(lines)
+            if not moved:
+                return
+
+    # --- following, paging, stopping ------------------------------------------------------------------------
+
+    async def follow(self) -> None:
+        if self.chosen is None:
+            return
+        kind, item_id = self.chosen
+        if kind == "task":
+            await self._follow_task(item_id)
+            task = (await self._api.get(f"/api/tasks/{item_id}")).json()
+            if self.chosen == ("task", item_id):
+                self._show_task_state(task)
+        else:
+            await self._follow_request(item_id)
+            request = (await self._api.get(f"/api/requests/{item_id}")).json()
+            if self.chosen == ("request", item_id):
+                self._show_timeline(request)
+                self._set_live(request["state"] in ("pending", "approved", "running"))
+                self.stop_button.setVisible(request["state"] in ("pending", "approved", "running"))
+
+    async def load_earlier(self) -> None:
+        if self.chosen is None or self.chosen[0] != "task" or self._before is None:
+            return
+        task_id = self.chosen[1]
+        page = (await self._api.get(f"/api/tasks/{task_id}/output", params={"lines": PAGE, "before": self._before})
+                ).json()
+        if self.chosen == ("task", task_id):
+            self._before = page["before"]
+            self.view.prepend_lines(page["lines"])
+            self._show_paging(page["older_not_loaded"])
+
+    async def show_first_failure(self) -> None:
+        """Scroll to the first failing test, loading earlier pages until it is there (or nothing more loads)."""
+        while self.first_failure:
+            line = self.view.find_line(self.first_failure)
+            if line is not None:
+                self.view.scroll_to_line(line)
+                return
+            if self._before is None:
+                return
+            await self.load_earlier()
+
+    async def stop(self) -> None:
+        if self.chosen is None:
+            return
+        kind, item_id = self.chosen
+        if kind == "task":
+            await self._api.post(f"/api/tasks/{item_id}/stop", json={})
+        else:
+            self._act("cancel", item_id)
+        await self.follow()
+
+    # --- small parts ----------------------------------------------------------------------------------------
+
+    async def _append(self, lines: list[str]) -> None:
+        """Add lines a slice at a time, so a flood of output never holds the loop (the daemon shares it)."""
+        for start in range(0, len(lines), 250):
+            self.view.append_lines(lines[start:start + 250])
+            if start + 250 < len(lines):
+                await asyncio.sleep(0)
+        self.jump.setVisible(not self.view.at_end)
+
+    def _drop_last_line(self) -> None:
+        cursor = self.view.textCursor()
+        cursor.movePosition(cursor.MoveOperation.End)
+        cursor.select(cursor.SelectionType.BlockUnderCursor)
+        cursor.removeSelectedText()
+        self.view.lines_shown -= 1
+
+    def _show_paging(self, older_not_loaded: bool) -> None:
+        self.earlier.setVisible(self._before is not None)
+        self.older.setVisible(older_not_loaded and self._before is None)
+
+    def _hide_details(self) -> None:
+        for widget in (self.timeline, self.progress, self.chip, self.first_failure_button, self.quiet, self.earlier,
+                       self.older, self.stop_button, self.jump, self.note):
+            widget.setVisible(False)
+        self.stop_button.setText("Stop")
+        self._before = None
+
+    def _set_live(self, live: bool) -> None:
+        if live and not self._poll.isActive():
+            self._poll.start()
+        elif not live:
+            self._poll.stop()
+
+    def _scrolled(self) -> None:
+        if self.view.at_end:
+            self.jump.setVisible(False)
+
+    def _jump_to_end(self) -> None:
+        self.view.scroll_to_end()
+        self.jump.setVisible(False)
+
+    def _select(self, item_id: str) -> None:
+        for group in (self.requests_group, self.tasks_group):
+            for child in _children(group):
+                if child.data(0, ROLE)[1] == item_id and not child.isSelected():
+                    self.tree.setCurrentItem(child)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_Escape:
+            self.close()
+        else:
+            super().keyPressEvent(event)
+
+    def closeEvent(self, event: Any) -> None:
+        self._poll.stop()  # nothing polls while the window is closed
+        super().closeEvent(event)
+
+    def showEvent(self, event: Any) -> None:
+        if self.chosen is not None:
+            self._later(self.follow())
+        super().showEvent(event)
+
+    def _later(self, work: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._work.add(task)
+        task.add_done_callback(self._work.discard)
+
+
+def _children(group: QTreeWidgetItem) -> list[QTreeWidgetItem]:
+    return [child for i in range(group.childCount()) if (child := group.child(i)) is not None]

@@ -1,0 +1,162 @@
+"""The console window on a real daemon (offscreen): a coloured test run with its chip and first failure, live follow
+that stops following when the person scrolls up, paging back, the tail-pipe note, Stop, and a request's timeline."""
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from desktop.gui.console_view import BACKGROUND, FOREGROUND
+from tests.fake_dbus import until
+from tests.gui_fixture import SHOTS, run, wait_state
+
+SAMPLE = Path(__file__).parent / "fixtures" / "testruns" / "pytest"
+PYTEST = f"cd {SAMPLE} && {sys.executable} -m pytest -p no:cacheprovider --color=yes -v test_sample.py"
+
+
+async def start_task(app: Any, command: str, description: str = "") -> str:
+    answer = await app.api.post("/api/tasks", json={"agent": "shell", "command": command, "description": description})
+    assert answer.status_code == 201, answer.text
+    return str(answer.json()["id"])
+
+
+async def ended(app: Any, task_id: str) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = []
+
+    async def check() -> bool:
+        rows.append((await app.api.get(f"/api/tasks/{task_id}")).json())
+        return rows[-1]["state"] == "ended"
+
+    for _ in range(600):
+        if await check():
+            return rows[-1]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{task_id} did not end")
+
+
+def colours_in(view: Any) -> set[tuple[str, str]]:
+    """(foreground, background) of every run of text shown."""
+    from PySide6.QtCore import Qt
+
+    found = set()
+    block = view.document().firstBlock()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fmt = it.fragment().charFormat()
+            background = fmt.background()
+            found.add((fmt.foreground().color().name(),
+                       background.color().name() if background.style() != Qt.BrushStyle.NoBrush else ""))
+            it += 1
+        block = block.next()
+    return found
+
+
+def test_a_coloured_test_run_with_its_chip_and_first_failure(desktop: Any, qloop: Any) -> None:
+    app, _ = desktop
+
+    async def scenario() -> None:
+        task_id = await start_task(app, PYTEST + "; printf '\\033[7m inverse \\033[0m\\n'", "pytest sample")
+        await ended(app, task_id)
+        console = await app.open_console(("task", task_id))
+        await until(lambda: console.chip.text() == "✓ 3 ✘ 1")
+        assert console.chip.toolTip() == "pytest: 3 passed, 1 failed, 1 skipped"
+        shown = console.view.toPlainText()
+        assert "test_fails_on_purpose FAILED" in shown and "\x1b" not in shown
+        assert ("#cd3131", "") in colours_in(console.view) or ("#f14c4c", "") in colours_in(console.view)
+        assert (BACKGROUND, FOREGROUND) in colours_in(console.view), "inverse video: the colours swap"
+        console.view.scroll_to_end()
+        console.first_failure_button.click()
+        await until(lambda: "test_fails_on_purpose" in console.view.textCursor().block().text())
+        assert console.tasks_group.text(0) == "1 finished"
+        assert not console.stop_button.isVisible() and not console.earlier.isVisible()
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        console.grab().save(str(SHOTS / "console.png"))
+
+    run(qloop, scenario())
+
+
+def test_live_output_is_followed_unless_the_person_scrolled_up(desktop: Any, qloop: Any) -> None:
+    app, _ = desktop
+
+    async def scenario() -> None:
+        task_id = await start_task(app, "for i in $(seq 1 400); do echo line $i; sleep 0.02; done; sleep 30")
+        console = await app.open_console(("task", task_id))
+        await until(lambda: "line 60" in console.view.toPlainText())
+        assert console.view.at_end and console.stop_button.isVisible()
+        console.view.verticalScrollBar().setValue(0)  # the person scrolls up to read
+        before = console.view.lines_shown
+        await until(lambda: console.view.lines_shown > before + 20)
+        assert console.view.verticalScrollBar().value() == 0 and console.jump.isVisible()
+        console.jump.click()
+        assert console.view.at_end and not console.jump.isVisible()
+        await until(lambda: console.view.toPlainText().endswith("line 400"))
+        assert console.view.toPlainText().count("line 200\n") == 1, "every line once"
+        console.stop_button.click()
+        stopped = await ended(app, task_id)
+        assert stopped["outcome"] == "stopped"
+        await until(lambda: not console.stop_button.isVisible())
+
+    run(qloop, scenario())
+
+
+def test_load_earlier_pages_back_and_says_where_loading_ends(desktop: Any, qloop: Any) -> None:
+    app, _ = desktop
+
+    async def scenario() -> None:
+        task_id = await start_task(app, "seq 1 5000")
+        await ended(app, task_id)
+        console = await app.open_console(("task", task_id))
+        lines = console.view.toPlainText().splitlines()
+        assert (len(lines), lines[0], lines[-1]) == (2000, "3001", "5000")
+        await console.load_earlier()
+        assert console.view.toPlainText().splitlines()[0] == "1001"
+        await console.load_earlier()
+        assert console.view.toPlainText().splitlines() == [str(i) for i in range(1, 5001)]
+        assert not console.earlier.isVisible() and not console.older.isVisible(), "the start: nothing older"
+
+        wide_lines = "[print(str(i).zfill(5), 'x' * 1000) for i in range(6000)]"
+        big = await start_task(app, f'{sys.executable} -c "{wide_lines}"')
+        await ended(app, big)
+        await console.open_task(big)
+        for _ in range(5):
+            if not console.earlier.isVisible():
+                break
+            await console.load_earlier()
+        assert console.older.isVisible() and console.older.text() == "older output not loaded"
+        assert 4000 < console.view.lines_shown < 6000
+
+    run(qloop, scenario())
+
+
+def test_a_pipe_into_tail_is_explained_and_escape_closes(desktop: Any, qloop: Any) -> None:
+    app, _ = desktop
+
+    async def scenario() -> None:
+        task_id = await start_task(app, "seq 1 3 | tail -1; sleep 20")
+        console = await app.open_console(("task", task_id))
+        assert console.note.isVisible() and "tail" in console.note.text()
+        await app.api.post(f"/api/tasks/{task_id}/stop", json={})
+        from PySide6.QtCore import Qt
+        from PySide6.QtTest import QTest
+        QTest.keyClick(console, Qt.Key.Key_Escape)
+        assert not console.isVisible()
+
+    run(qloop, scenario())
+
+
+def test_a_request_shows_its_timeline_and_console(desktop: Any, qloop: Any) -> None:
+    app, _ = desktop
+
+    async def scenario() -> None:
+        row = (await app.api.post("/api/requests", json={"agent": "shell", "prompt":
+                                                         "printf '\\033[32mgreen\\033[0m\\n'; echo second"})).json()
+        await wait_state(app, row["id"], "done")
+        console = await app.open_console(("request", row["id"]))
+        texts = [console.timeline.item(i).text().split("  ", 1)[1] for i in range(console.timeline.count())]
+        assert texts[0] == "requested by owner, approved" and texts[-1] == "done"
+        assert "green\nsecond" in console.view.toPlainText()
+        assert ("#0dbc79", "") in colours_in(console.view)
+        assert console.requests_group.text(0).startswith("Requests")
+
+    run(qloop, scenario())
