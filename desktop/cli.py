@@ -87,18 +87,28 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port (default 7431; 0 picks a free one)")
 
-    agent = sub.add_parser("agent", help="add and list agents").add_subparsers(metavar="ACTION", required=True)
-    p = agent.add_parser("add", help="add an agent")
+    agent = sub.add_parser("agent", help="add, change, remove and list agents").add_subparsers(metavar="ACTION",
+                                                                                             required=True)
+    setup = argparse.ArgumentParser(add_help=False)
+    setup.add_argument("--runtime", required=True, help="shell (built in), claude, codex, gemini, copilot")
+    setup.add_argument("--folder", required=True, help="the folder the agent works in")
+    setup.add_argument("--model", help="the model the runtime uses")
+    setup.add_argument("--permission-mode", help="claude: default, acceptEdits, plan, dontAsk, bypassPermissions; "
+                                                 "codex: read-only, workspace-write, danger-full-access")
+    setup.add_argument("--arg", action="append", default=[], help="an extra argument for the CLI (repeatable)")
+    setup.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                       help="an environment variable for the CLI (repeatable; secrets go in the keyring)")
+    p = agent.add_parser("add", help="add an agent", parents=[setup])
     p.add_argument("name")
-    p.add_argument("--runtime", required=True, help="shell (built in), later claude, codex, gemini, copilot")
-    p.add_argument("--folder", required=True, help="the folder the agent works in")
-    p.add_argument("--model", help="the model the runtime uses")
-    p.add_argument("--permission-mode", help="claude: default, acceptEdits, plan, dontAsk, bypassPermissions; "
-                                             "codex: read-only, workspace-write, danger-full-access")
-    p.add_argument("--arg", action="append", default=[], help="an extra argument for the CLI (repeatable)")
-    p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                   help="an environment variable for the CLI (repeatable; secrets go in the keyring)")
     p.set_defaults(handler=_agent_add)
+    p = agent.add_parser("change", help="give an agent another runtime, folder or options (all are given again)",
+                         parents=[setup])
+    p.add_argument("name")
+    p.set_defaults(handler=_agent_change)
+    p = agent.add_parser("remove", help="remove an agent (its past requests keep its name)")
+    p.add_argument("name")
+    p.set_defaults(handler=lambda h, a: _print(_client(h).post(f"/api/agents/{a.name}/remove", {}),
+                                               lambda done: f"removed agent {done['removed']}"))
     agent.add_parser("list", help="list agents").set_defaults(handler=lambda h, a: _print(
         _client(h).get("/api/agents"), lambda rows: _table(rows, ("name", "runtime", "status", "state", "folder"))))
 
@@ -303,17 +313,26 @@ def _print(result: Any, text: Callable[[Any], str]) -> int:
     return 0
 
 
-def _agent_add(home: Home, args: argparse.Namespace) -> int:
+def _agent_setup(args: argparse.Namespace) -> dict[str, Any]:
     env = {}
     for pair in args.env:
         name, equals, value = pair.partition("=")
         if not equals:
             raise DaemonError(f"--env takes NAME=VALUE, not '{pair}'")
         env[name] = value
-    made = _client(home).post("/api/agents", {
-        "name": args.name, "runtime": args.runtime, "folder": os.path.abspath(os.path.expanduser(args.folder)),
-        "model": args.model, "permission_mode": args.permission_mode, "args": args.arg, "env": env})
+    return {"runtime": args.runtime, "folder": os.path.abspath(os.path.expanduser(args.folder)), "model": args.model,
+            "permission_mode": args.permission_mode, "args": args.arg, "env": env}
+
+
+def _agent_add(home: Home, args: argparse.Namespace) -> int:
+    made = _client(home).post("/api/agents", {"name": args.name, **_agent_setup(args)})
     print(f"added agent {made['name']} ({made['runtime']}) in {made['folder']}; {made['status']}")
+    return 0
+
+
+def _agent_change(home: Home, args: argparse.Namespace) -> int:
+    made = _client(home).post(f"/api/agents/{args.name}/change", _agent_setup(args))
+    print(f"agent {made['name']} is now {made['runtime']} in {made['folder']}; {made['status']}")
     return 0
 
 

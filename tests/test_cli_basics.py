@@ -2,6 +2,7 @@
 
 import json
 import re
+from pathlib import Path
 
 from tests.daemon_process import DaemonProcess
 
@@ -91,3 +92,27 @@ def test_coxswain_home_variable_and_clean_sigterm(tmp_path) -> None:  # type: ig
     finally:
         assert daemon.stop() == 0
     assert not (tmp_path / "home" / "daemon.json").exists()
+
+
+def test_an_agent_can_be_changed_and_removed_and_its_history_stays(daemon: DaemonProcess, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    daemon.cox("agent", "add", "web", "--runtime", "shell", "--folder", str(tmp_path), check=True)
+    done = daemon.wait_state(daemon.request("pwd", agent="web")["id"], "done")
+    assert done["result"] == str(tmp_path)
+    changed = daemon.cox("agent", "change", "web", "--runtime", "shell", "--folder", str(other), check=True)
+    assert changed.stdout.startswith(f"agent web is now shell in {other}")
+    assert daemon.wait_state(daemon.request("pwd", agent="web")["id"], "done")["result"] == str(other)
+
+    sam = daemon.add_person("sam")
+    waiting = daemon.request("true", agent="web", token=sam)
+    refused = daemon.cox("agent", "remove", "web")
+    assert refused.returncode != 0 and f"{waiting['id']} is still waiting or running on web" in refused.stderr
+    daemon.cox("deny", waiting["id"], check=True)
+    assert daemon.cox("agent", "remove", "web", check=True).stdout.strip() == "removed agent web"
+    assert "web" not in daemon.cox("agent", "list", check=True).stdout
+    assert daemon.show(done["id"])["agent"] == "web", "its past requests keep its name"
+    assert daemon.post("/api/requests", {"agent": "web", "prompt": "pwd"}).status_code == 404
+    again = daemon.cox("agent", "add", "web", "--runtime", "shell", "--folder", str(tmp_path), check=True)
+    assert again.stdout.startswith("added agent web")
+    assert daemon.cox("agent", "remove", "nobody").stderr.strip().endswith("there is no agent 'nobody'")

@@ -113,9 +113,19 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
 
     @api.post("/api/agents", status_code=201)
     async def add_agent(body: m.NewAgent, request: Request) -> m.AgentOut:
-        options = body.model_dump(include={"model", "permission_mode", "args", "env"})
-        added = s.agents.add(body.name, body.runtime, body.folder, actor(request), options)
+        added = s.agents.add(body.name, body.runtime, body.folder, actor(request), body.options())
         return m.AgentOut.of(added, s.agent_statuses([added])[0])
+
+    @api.post("/api/agents/{name}/change")
+    async def change_agent(name: str, body: m.AgentSetup, request: Request) -> m.AgentOut:
+        changed = s.agents.change(name, body.runtime, body.folder, actor(request), body.options())
+        s.kick()
+        return m.AgentOut.of(changed, s.agent_statuses([changed])[0])
+
+    @api.post("/api/agents/{name}/remove")
+    async def remove_agent(name: str, body: m.Empty, request: Request) -> dict[str, str]:
+        s.agents.remove(name, actor(request))
+        return {"removed": name}
 
     @api.get("/api/people")
     async def list_people(request: Request) -> list[m.PrincipalOut]:

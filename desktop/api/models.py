@@ -23,14 +23,20 @@ class NewRequest(Body):
     prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
 
 
-class NewAgent(Body):
-    name: str = Field(min_length=1, max_length=64)
+class AgentSetup(Body):
     runtime: str = Field(min_length=1, max_length=32)
     folder: str = Field(min_length=1, max_length=4096)
     model: str | None = Field(default=None, max_length=200)
     permission_mode: str | None = Field(default=None, max_length=64)
     args: list[Annotated[str, Field(max_length=4096)]] = Field(default_factory=list, max_length=64)
     env: dict[str, Annotated[str, Field(max_length=4096)]] = Field(default_factory=dict, max_length=64)
+
+    def options(self) -> dict[str, Any]:
+        return self.model_dump(include={"model", "permission_mode", "args", "env"})
+
+
+class NewAgent(AgentSetup):
+    name: str = Field(min_length=1, max_length=64)
 
 
 class NewPrincipal(Body):

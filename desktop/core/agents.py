@@ -2,15 +2,17 @@
 
 import os
 import re
+import sqlite3
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from desktop.core import audit
 from desktop.core.actors import Actor
-from desktop.core.errors import Conflict, Forbidden, Invalid
+from desktop.core.errors import Conflict, Forbidden, Invalid, NotFound
 from desktop.core.principals import check_name
 from desktop.store import directory
+from desktop.store import requests as requests_sql
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow
 
@@ -28,14 +30,7 @@ class Agents:
         if not actor.is_owner:
             raise Forbidden("only the owner can add agents")
         check_name(name, "agent")
-        if runtime not in self._runtimes:
-            raise Invalid(f"'{runtime[:40]}' is not a runtime; available: {', '.join(sorted(self._runtimes))}")
-        path = Path(folder).expanduser()
-        if not path.is_absolute():
-            raise Invalid(f"the folder must be an absolute path, not '{folder[:200]}'")
-        if not path.is_dir() or not os.access(path, os.R_OK | os.X_OK):
-            raise Invalid(f"the folder {path} does not exist or cannot be opened")
-        checked = self._options(runtime, dict(options or {}))
+        path, checked = self._checked(runtime, folder, options)
         now = self._wall()
         with self._store.transaction() as conn:
             if directory.agent(conn, name) is not None:
@@ -45,6 +40,52 @@ class Agents:
         row = directory.agent(self._store.conn, name)
         assert row is not None
         return row
+
+    def change(self, name: str, runtime: str, folder: str, actor: Actor, options: Mapping[str, Any] | None = None
+               ) -> AgentRow:
+        """A new runtime, folder or options; what is queued runs with them, what runs now is left alone."""
+        if not actor.is_owner:
+            raise Forbidden("only the owner can change agents")
+        path, checked = self._checked(runtime, folder, options)
+        now = self._wall()
+        with self._store.transaction() as conn:
+            self._existing(conn, name)
+            running = requests_sql.first_of_agent(conn, name, ("running",))
+            if running:
+                raise Conflict(f"{running} is running on {name}: change it once that has ended")
+            directory.change_agent(conn, name, runtime, str(path), checked)
+            audit.append(conn, now, actor, "change_agent", None, f"agent {name} is now {runtime} in {path}")
+        return self._existing(self._store.conn, name)
+
+    def remove(self, name: str, actor: Actor) -> None:
+        """Gone from the list and from new requests; its past requests keep its name."""
+        if not actor.is_owner:
+            raise Forbidden("only the owner can remove agents")
+        now = self._wall()
+        with self._store.transaction() as conn:
+            self._existing(conn, name)
+            busy = requests_sql.first_of_agent(conn, name, ("pending", "approved", "running"))
+            if busy:
+                raise Conflict(f"{busy} is still waiting or running on {name}: cancel it or let it end first")
+            directory.remove_agent(conn, name, now)
+            audit.append(conn, now, actor, "remove_agent", None, f"removed agent {name}")
+
+    @staticmethod
+    def _existing(conn: sqlite3.Connection, name: str) -> AgentRow:
+        row = directory.agent(conn, name)
+        if row is None:
+            raise NotFound(f"there is no agent '{name[:40]}'")
+        return row
+
+    def _checked(self, runtime: str, folder: str, options: Mapping[str, Any] | None) -> tuple[Path, dict[str, Any]]:
+        if runtime not in self._runtimes:
+            raise Invalid(f"'{runtime[:40]}' is not a runtime; available: {', '.join(sorted(self._runtimes))}")
+        path = Path(folder).expanduser()
+        if not path.is_absolute():
+            raise Invalid(f"the folder must be an absolute path, not '{folder[:200]}'")
+        if not path.is_dir() or not os.access(path, os.R_OK | os.X_OK):
+            raise Invalid(f"the folder {path} does not exist or cannot be opened")
+        return path, self._options(runtime, dict(options or {}))
 
     def _options(self, runtime: str, options: dict[str, Any]) -> dict[str, Any]:
         modes = self._runtimes[runtime]

@@ -32,19 +32,31 @@ def revoke_principal(conn: sqlite3.Connection, name: str, at: float) -> None:
 
 def add_agent(conn: sqlite3.Connection, name: str, runtime: str, folder: str, options: dict[str, object],
               at: float) -> None:
+    """A new agent, or one of a removed agent's name (its old requests keep pointing at the name)."""
     conn.execute(
-        "INSERT INTO agents (name, runtime, folder, options, created_at) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO agents (name, runtime, folder, options, created_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (name) DO UPDATE SET runtime = excluded.runtime, folder = excluded.folder, "
+        "options = excluded.options, created_at = excluded.created_at, removed_at = NULL",
         (name, runtime, folder, json.dumps(options), at),
     )
 
 
+def change_agent(conn: sqlite3.Connection, name: str, runtime: str, folder: str, options: dict[str, object]) -> None:
+    conn.execute("UPDATE agents SET runtime = ?, folder = ?, options = ? WHERE name = ?",
+                 (runtime, folder, json.dumps(options), name))
+
+
+def remove_agent(conn: sqlite3.Connection, name: str, at: float) -> None:
+    conn.execute("UPDATE agents SET removed_at = ? WHERE name = ?", (at, name))
+
+
 def agent(conn: sqlite3.Connection, name: str) -> AgentRow | None:
-    row = conn.execute("SELECT * FROM agents WHERE name = ?", (name,)).fetchone()
+    row = conn.execute("SELECT * FROM agents WHERE name = ? AND removed_at IS NULL", (name,)).fetchone()
     return AgentRow.of(row) if row else None
 
 
 def agents(conn: sqlite3.Connection) -> list[AgentRow]:
-    return [AgentRow.of(r) for r in conn.execute("SELECT * FROM agents ORDER BY name")]
+    return [AgentRow.of(r) for r in conn.execute("SELECT * FROM agents WHERE removed_at IS NULL ORDER BY name")]
 
 
 def settings(conn: sqlite3.Connection) -> dict[str, str]:

@@ -108,3 +108,10 @@ def agents_with_work(conn: sqlite3.Connection) -> list[tuple[str, bool]]:
 def timeline(conn: sqlite3.Connection, request_id: str) -> list[TimelineRow]:
     rows = conn.execute("SELECT * FROM timeline WHERE request_id = ? ORDER BY id", (request_id,))
     return [TimelineRow(**dict(r)) for r in rows]
+
+
+def first_of_agent(conn: sqlite3.Connection, agent: str, states: tuple[str, ...]) -> str | None:
+    """The ID of the agent's first request in one of `states`, if any."""
+    row = conn.execute(f"SELECT id FROM requests WHERE agent = ? AND state IN ({','.join('?' * len(states))}) "
+                       "ORDER BY id LIMIT 1", (agent, *states)).fetchone()
+    return str(row[0]) if row else None

@@ -78,6 +78,7 @@ class AgentRow:
     @classmethod
     def of(cls, row: sqlite3.Row) -> "AgentRow":
         values = dict(row)
+        del values["removed_at"]  # removed agents are not read as agents
         values["options"] = json.loads(values["options"])
         return cls(**values)
 

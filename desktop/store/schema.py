@@ -115,4 +115,8 @@ MIGRATIONS: list[str] = [
     ALTER TABLE tasks ADD COLUMN tests TEXT;
     CREATE INDEX tasks_by_agent ON tasks(agent, ended_at);
     """,
+    # 3: agents can be removed; their requests keep their name
+    """
+    ALTER TABLE agents ADD COLUMN removed_at REAL;
+    """,
 ]
