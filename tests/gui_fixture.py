@@ -42,6 +42,7 @@ def desktop(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytes
     from tests.fake_dbus import FakeNotifications, private_bus, serve
 
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    keyring_from_environment()
     with private_bus() as address:
         monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
         server = FakeNotifications()
@@ -56,6 +57,25 @@ def desktop(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytes
 
 
 @pytest.fixture
+def desktop_with_keyring(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                         secret_service: dict[str, str]) -> Iterator[Any]:
+    """The running TrayApp on a session bus with a real, unlocked GNOME Keyring."""
+    from desktop.gui.app import TrayApp
+    from desktop.platform.paths import Home
+
+    for name, value in secret_service.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("PYTHON_KEYRING_BACKEND", raising=False)
+    keyring_from_environment()
+    app = TrayApp(Home(tmp_path / "home"), port=0)
+    run(qloop, app.start())
+    try:
+        yield app
+    finally:
+        run(qloop, app.stop())
+
+
+@pytest.fixture
 def desktop_without_bus(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                         ) -> Iterator[Any]:
     """The running TrayApp on a desktop with no session bus at all."""
@@ -64,12 +84,20 @@ def desktop_without_bus(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkey
 
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={tmp_path}/no-bus-here")
+    keyring_from_environment()
     app = TrayApp(Home(tmp_path / "home"), port=0)
     run(qloop, app.start())
     try:
         yield app
     finally:
         run(qloop, app.stop())
+
+
+def keyring_from_environment() -> None:
+    """The keyring library picks its backend once per process: pick again for this test's environment."""
+    import keyring.core
+
+    keyring.core.init_backend()
 
 
 async def person(app: Any, name: str) -> dict[str, str]:

@@ -97,6 +97,10 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
         return [m.AgentOut.of(a, status, states.get(a.name, "idle"))
                 for a, status in zip(agents, s.agent_statuses(agents), strict=True)]
 
+    @api.get("/api/runtimes")
+    async def list_runtimes() -> dict[str, list[str]]:
+        return s.agents.runtimes()
+
     @api.post("/api/agents/pause")
     async def pause_agents(body: m.Empty, request: Request) -> dict[str, str]:
         """Nothing new starts on any agent until they are resumed (what runs goes on)."""

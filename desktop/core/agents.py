@@ -101,5 +101,9 @@ class Agents:
                               "agent's options")
         return {key: value for key, value in options.items() if value not in (None, "", [], {})}
 
+    def runtimes(self) -> dict[str, list[str]]:
+        """Each runtime an agent can have, with its permission modes."""
+        return {name: list(modes) for name, modes in sorted(self._runtimes.items())}
+
     def listing(self) -> list[AgentRow]:
         return directory.agents(self._store.conn)

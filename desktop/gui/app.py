@@ -18,6 +18,7 @@ from desktop.gui.bridge import Bridge
 from desktop.gui.card import ApprovalCard
 from desktop.gui.console import ConsoleWindow
 from desktop.gui.notices import ANSWERED, Notice, Notices, notice_for
+from desktop.gui.settings import SettingsWindow
 from desktop.gui.single import Listener, ask_running_app
 from desktop.gui.summary import summarize
 from desktop.gui.tray import Tray
@@ -33,6 +34,7 @@ class TrayApp:
         self.notices = Notices(self.tray.balloon, self._act, self._open_notice)
         self.cards: dict[str, ApprovalCard] = {}
         self.console: ConsoleWindow | None = None
+        self.settings_window: SettingsWindow | None = None
         self.settings: dict[str, str] = {}
         self.quit_requested = asyncio.Event()
         self._refreshing: asyncio.Task[None] | None = None
@@ -46,6 +48,7 @@ class TrayApp:
         self.api = httpx.AsyncClient(base_url=self.daemon.url, headers={"Authorization": f"Bearer {token}"})
         self.tray.quit_action.triggered.connect(self.quit_requested.set)
         self.tray.console_action.triggered.connect(lambda: self._later(self.open_console()))
+        self.tray.settings_action.triggered.connect(lambda: self._later(self.open_settings()))
         self.tray.menu.aboutToShow.connect(self._seen)
         self.tray.messageClicked.connect(self._balloon_clicked)
         self.bridge.received.connect(self._on_event)
@@ -55,7 +58,7 @@ class TrayApp:
         await self.refresh()
 
     async def stop(self) -> None:
-        for window in [*self.cards.values(), self.console]:
+        for window in [*self.cards.values(), self.console, self.settings_window]:
             if window is not None:
                 window.close()
         self.bridge.stop()
@@ -117,6 +120,15 @@ class TrayApp:
             kind, item_id = chosen
             await (self.console.open_task(item_id) if kind == "task" else self.console.open_request(item_id))
         return self.console
+
+    async def open_settings(self) -> SettingsWindow:
+        if self.settings_window is None:
+            self.settings_window = SettingsWindow(self.api)
+        await self.settings_window.load()
+        self.settings_window.show()
+        self.settings_window.raise_()
+        self.settings_window.activateWindow()
+        return self.settings_window
 
     async def smoke_test(self) -> int:
         """Everything started: the API answers the owner, the keyring keeps and gives back a secret, the tray shows."""
