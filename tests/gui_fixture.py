@@ -3,6 +3,7 @@ daemon and a fake notification server on a private session bus. `qloop` is the o
 Qt's loop, as the app does."""
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
@@ -34,25 +35,35 @@ def run(loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, Any], timeout
     return loop.run_until_complete(asyncio.wait_for(work, timeout))
 
 
-@pytest.fixture
-def desktop(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """(the running TrayApp, the fake notification server)."""
+@contextlib.contextmanager
+def running_app(loop: asyncio.AbstractEventLoop, tmp_path: Path) -> Iterator[Any]:
+    """A TrayApp started in this process for the environment the test set up, stopped afterwards."""
     from desktop.gui.app import TrayApp
     from desktop.platform.paths import Home
+
+    with keyring_from_environment():
+        app = TrayApp(Home(tmp_path / "home"), port=0)
+        run(loop, app.start())
+        try:
+            yield app
+        finally:
+            run(loop, app.stop())
+
+
+@pytest.fixture
+def desktop(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """(the running TrayApp, the fake notification server on its session bus)."""
     from tests.fake_dbus import FakeNotifications, private_bus, serve
 
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    keyring_from_environment()
     with private_bus() as address:
         monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
         server = FakeNotifications()
         bus = run(qloop, serve(address, "org.freedesktop.Notifications", "/org/freedesktop/Notifications", server))
-        app = TrayApp(Home(tmp_path / "home"), port=0)
-        run(qloop, app.start())
         try:
-            yield app, server
+            with running_app(qloop, tmp_path) as app:
+                yield app, server
         finally:
-            run(qloop, app.stop())
             bus.disconnect()
 
 
@@ -60,44 +71,36 @@ def desktop(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytes
 def desktop_with_keyring(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                          secret_service: dict[str, str]) -> Iterator[Any]:
     """The running TrayApp on a session bus with a real, unlocked GNOME Keyring."""
-    from desktop.gui.app import TrayApp
-    from desktop.platform.paths import Home
-
     for name, value in secret_service.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("PYTHON_KEYRING_BACKEND", raising=False)
-    keyring_from_environment()
-    app = TrayApp(Home(tmp_path / "home"), port=0)
-    run(qloop, app.start())
-    try:
+    with running_app(qloop, tmp_path) as app:
         yield app
-    finally:
-        run(qloop, app.stop())
 
 
 @pytest.fixture
 def desktop_without_bus(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                         ) -> Iterator[Any]:
     """The running TrayApp on a desktop with no session bus at all."""
-    from desktop.gui.app import TrayApp
-    from desktop.platform.paths import Home
-
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={tmp_path}/no-bus-here")
-    keyring_from_environment()
-    app = TrayApp(Home(tmp_path / "home"), port=0)
-    run(qloop, app.start())
-    try:
+    with running_app(qloop, tmp_path) as app:
         yield app
-    finally:
-        run(qloop, app.stop())
 
 
-def keyring_from_environment() -> None:
-    """The keyring library picks its backend once per process: pick again for this test's environment."""
+@contextlib.contextmanager
+def keyring_from_environment() -> Iterator[None]:
+    """The keyring library picks its backend once per process: pick again for this test's environment, and give
+    the next test in this process back the one it had."""
+    import keyring
     import keyring.core
 
+    before = keyring.get_keyring()
     keyring.core.init_backend()
+    try:
+        yield
+    finally:
+        keyring.set_keyring(before)
 
 
 async def person(app: Any, name: str) -> dict[str, str]:

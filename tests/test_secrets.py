@@ -4,6 +4,8 @@ agent CLI only through its environment."""
 import subprocess
 import sys
 
+import pytest
+
 from tests.daemon_process import COX, DaemonProcess
 from tests.fake_model.server import FakeModelServer
 
@@ -45,3 +47,17 @@ def test_no_keyring_is_a_clear_error_not_a_plaintext_file(daemon: DaemonProcess)
     too_long = daemon.post("/api/secrets", {"name": "openai_api_key", "value": "Q" * 9000})
     assert too_long.status_code == 422 and "QQQQ" not in too_long.text, "a refused secret is not echoed back"
     assert sys.platform.startswith("linux")
+
+
+def test_a_keyring_whose_session_bus_went_away_fails_in_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Secret Service backend with no session bus raises its own errors, not the keyring's: they are failures
+    like any other (an agent's turn then starts without the keys, and saying so), never a crash."""
+    from keyring.backends import SecretService
+
+    from desktop.platform.secrets import Secrets, SecretStoreError
+
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+    secrets = Secrets(SecretService.Keyring())
+    assert secrets.environment() == {}
+    with pytest.raises(SecretStoreError, match="the keyring failed"):
+        secrets.set("anthropic_api_key", "sk-ant-something")

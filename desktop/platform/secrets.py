@@ -100,6 +100,8 @@ class Secrets:
             raise SecretStoreError("the keyring is locked; unlock it (sign in to your desktop) and try again") from None
         except KeyringError as error:
             raise SecretStoreError(f"the keyring failed: {error}") from None
+        except Exception as error:  # a backend's own failure (e.g. its D-Bus session went away) is a failure too
+            raise SecretStoreError(f"the keyring failed: {error.__class__.__name__}: {error}") from None
 
 
 def _leaves(backend: keyring.backend.KeyringBackend) -> Iterable[keyring.backend.KeyringBackend]:
