@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import signal
 import sys
-from collections.abc import Coroutine
 from typing import Any
 
 import httpx
@@ -22,6 +21,7 @@ from desktop.gui.settings import SettingsWindow
 from desktop.gui.single import Listener, ask_running_app
 from desktop.gui.summary import summarize
 from desktop.gui.tray import Tray
+from desktop.gui.work import Work
 from desktop.platform.paths import Home
 from desktop.platform.secrets import Secrets
 
@@ -39,7 +39,7 @@ class TrayApp:
         self.quit_requested = asyncio.Event()
         self._refreshing: asyncio.Task[None] | None = None
         self._failed_unseen = False
-        self._background: set[asyncio.Future[Any]] = set()
+        self.work = Work()
 
     async def start(self) -> None:
         self.listener = Listener(self.daemon.home, self.come_forward)
@@ -47,8 +47,8 @@ class TrayApp:
         token = self.daemon.home.owner_token.read_text().strip()
         self.api = httpx.AsyncClient(base_url=self.daemon.url, headers={"Authorization": f"Bearer {token}"})
         self.tray.quit_action.triggered.connect(self.quit_requested.set)
-        self.tray.console_action.triggered.connect(lambda: self._later(self.open_console()))
-        self.tray.settings_action.triggered.connect(lambda: self._later(self.open_settings()))
+        self.tray.console_action.triggered.connect(lambda: self.work.start(self.open_console()))
+        self.tray.settings_action.triggered.connect(lambda: self.work.start(self.open_settings()))
         self.tray.menu.aboutToShow.connect(self._seen)
         self.tray.messageClicked.connect(self._balloon_clicked)
         self.bridge.received.connect(self._on_event)
@@ -61,6 +61,8 @@ class TrayApp:
         for window in [*self.cards.values(), self.console, self.settings_window]:
             if window is not None:
                 window.close()
+        for work in (self.work, *(w.work for w in (self.console, self.settings_window) if w is not None)):
+            work.cancel()
         self.bridge.stop()
         await self.api.aclose()
         await self.daemon.stop()
@@ -150,7 +152,7 @@ class TrayApp:
 
     def come_forward(self) -> None:
         """Another launch asked for this app: its console window comes forward."""
-        self._later(self._come_forward())
+        self.work.start(self._come_forward())
 
     async def _come_forward(self) -> None:
         console = await self.open_console()
@@ -166,8 +168,8 @@ class TrayApp:
             if event.get("state") == "failed":
                 self._failed_unseen = True
             if event.get("action") in ANSWERED:
-                self._later(self._answered(event["id"]))
-        self._later(self._notify(event))
+                self.work.start(self._answered(event["id"]))
+        self.work.start(self._notify(event))
         if self._refreshing is None or self._refreshing.done():  # one refresh at a time is enough
             self._refreshing = asyncio.ensure_future(self._refresh_all())
 
@@ -193,28 +195,24 @@ class TrayApp:
 
     def _open_notice(self, notice: Notice) -> None:
         if notice.kind == "approval" and notice.request_id:
-            self._later(self.open_card(notice.request_id))
+            self.work.start(self.open_card(notice.request_id))
         elif notice.task_id:
-            self._later(self.open_console(("task", notice.task_id)))
+            self.work.start(self.open_console(("task", notice.task_id)))
         elif notice.request_id:
-            self._later(self.open_console(("request", notice.request_id)))
+            self.work.start(self.open_console(("request", notice.request_id)))
 
     def _balloon_clicked(self) -> None:
         waiting = [e.request_id for e in (self.tray.shown.entries if self.tray.shown else []) if e.state == "pending"]
         if waiting:
-            self._later(self.open_card(waiting[0]))
+            self.work.start(self.open_card(waiting[0]))
 
     def _seen(self) -> None:
         self._failed_unseen = False
         self._on_event({})
 
     def _act(self, verb: str, request_id: str) -> None:
-        self._later(self.act(verb, request_id))
+        self.work.start(self.act(verb, request_id))
 
-    def _later(self, work: Coroutine[Any, Any, Any]) -> None:
-        task = asyncio.ensure_future(work)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -225,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication([sys.argv[0]])
+    app.setApplicationName("Coxswain")
+    app.setDesktopFileName("coxswain")
     app.setQuitOnLastWindowClosed(False)
     home = Home.resolve(args.home)
     if ask_running_app(home):

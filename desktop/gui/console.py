@@ -4,7 +4,7 @@ chosen task's console with its test chip, quiet flag and Stop. The console opens
 live output once a second while the person is at the end, and pages back on "Load earlier"."""
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
 
 from desktop.console.stream import ConsoleStream, folded
 from desktop.gui.console_view import ConsoleView
-from desktop.gui.summary import request_row, requests_line, task_row, tasks_line, test_chip
+from desktop.gui.summary import latest, request_row, requests_line, task_row, tasks_line, test_chip
+from desktop.gui.work import Work
 
 PAGE = 2000
 ROLE = Qt.ItemDataRole.UserRole
@@ -40,7 +41,7 @@ class ConsoleWindow(QWidget):
         self.setWindowTitle("Coxswain")
         self.resize(1100, 680)
         self.chosen: tuple[str, str] | None = None  # ("task" | "request", id)
-        self._work: set[asyncio.Future[Any]] = set()
+        self.work = Work()
         self._before: int | None = None  # where "Load earlier" continues (a task's byte offset)
         self._end = 0  # where a task's next lines start (byte offset); a request's output offset
         self._stream = ConsoleStream()  # a request's output through the console pipeline
@@ -61,13 +62,13 @@ class ConsoleWindow(QWidget):
         self.progress = QProgressBar()
         self.chip = QLabel()
         self.first_failure_button = QPushButton("First failure")
-        self.first_failure_button.clicked.connect(lambda: self._later(self.show_first_failure()))
+        self.first_failure_button.clicked.connect(lambda: self.work.start(self.show_first_failure()))
         self.quiet = QLabel()
         self.earlier = QPushButton("Load earlier")
-        self.earlier.clicked.connect(lambda: self._later(self.load_earlier()))
+        self.earlier.clicked.connect(lambda: self.work.start(self.load_earlier()))
         self.older = QLabel("older output not loaded")
         self.stop_button = QPushButton("Stop")
-        self.stop_button.clicked.connect(lambda: self._later(self.stop()))
+        self.stop_button.clicked.connect(lambda: self.work.start(self.stop()))
         self.view = ConsoleView()
         self.view.verticalScrollBar().valueChanged.connect(self._scrolled)
         self.jump = QPushButton("Jump to end ↓")
@@ -99,7 +100,7 @@ class ConsoleWindow(QWidget):
 
         self._poll = QTimer(self)  # once a second, and only while a live console is shown
         self._poll.setInterval(1000)
-        self._poll.timeout.connect(lambda: self._later(self.follow()))
+        self._poll.timeout.connect(lambda: self.work.start(self.follow()))
 
     # --- the list on the left ------------------------------------------------------------------------------
 
@@ -116,6 +117,8 @@ class ConsoleWindow(QWidget):
             task = next((t for t in tasks if t["id"] == self.chosen[1]), None)
             if task:
                 self._show_task_state(task)
+        elif self.chosen is None and (first := latest(requests, tasks)):
+            self.work.start(self.open_task(first[1]) if first[0] == "task" else self.open_request(first[1]))
 
     def _fill(self, group: QTreeWidgetItem, rows: list[tuple[str, str, str]]) -> None:
         existing = {child.data(0, ROLE)[1]: child for child in _children(group)}
@@ -130,7 +133,7 @@ class ConsoleWindow(QWidget):
         items = self.tree.selectedItems()
         chosen = items[0].data(0, ROLE) if items else None
         if chosen and tuple(chosen) != self.chosen:
-            self._later(self.open_task(chosen[1]) if chosen[0] == "task" else self.open_request(chosen[1]))
+            self.work.start(self.open_task(chosen[1]) if chosen[0] == "task" else self.open_request(chosen[1]))
 
     # --- a task ---------------------------------------------------------------------------------------------
 
@@ -322,13 +325,9 @@ class ConsoleWindow(QWidget):
 
     def showEvent(self, event: Any) -> None:
         if self.chosen is not None:
-            self._later(self.follow())
+            self.work.start(self.follow())
         super().showEvent(event)
 
-    def _later(self, work: Coroutine[Any, Any, Any]) -> None:
-        task = asyncio.ensure_future(work)
-        self._work.add(task)
-        task.add_done_callback(self._work.discard)
 
 
 def _children(group: QTreeWidgetItem) -> list[QTreeWidgetItem]:

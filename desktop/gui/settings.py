@@ -2,8 +2,6 @@
 Every change goes through the daemon's API (the same checks and words as the CLI); start at login is this
 machine's own (desktop.platform.autostart)."""
 
-import asyncio
-from collections.abc import Coroutine
 from typing import Any
 
 import httpx
@@ -26,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.gui.work import Work
 from desktop.platform import autostart
 
 TIMES = (("approval_ttl", "Approvals expire after"), ("quiet_after", "A task is quiet after"),
@@ -42,7 +41,7 @@ class SettingsWindow(QWidget):
     def __init__(self, api: httpx.AsyncClient) -> None:
         super().__init__()
         self._api = api
-        self._work: set[asyncio.Future[Any]] = set()
+        self.work = Work()
         self.setWindowTitle("Coxswain settings")
         self.resize(760, 520)
         tabs = QTabWidget()
@@ -83,14 +82,14 @@ class SettingsWindow(QWidget):
         self.keep_awake = QCheckBox("Keep the computer awake while agents are working")
         form.addRow(self.keep_awake)
         self.save_general = QPushButton("Save")
-        self.save_general.clicked.connect(lambda: self._later(self.save()))
+        self.save_general.clicked.connect(lambda: self.work.start(self.save()))
         self.general_status = QLabel()
         self.general_status.setWordWrap(True)
         form.addRow(self.save_general, self.general_status)
         form.addRow(QLabel("<b>Notify me when</b>"))
         self.notices = {kind: QCheckBox(label) for kind, label in NOTICES}
         for kind, box in self.notices.items():
-            box.toggled.connect(lambda on, kind=kind: self._later(self._set(f"notify_{kind}", "yes" if on else "no")))
+            box.toggled.connect(lambda on, key=f"notify_{kind}": self.work.start(self._set(key, "yes" if on else "no")))
             form.addRow(box)
         self.start_at_login = QCheckBox("Start Coxswain when I log in")
         self.start_at_login.toggled.connect(self._start_at_login)
@@ -141,10 +140,10 @@ class SettingsWindow(QWidget):
         form.addRow("Model", self.model)
         buttons = QHBoxLayout()
         self.add_agent, self.change_agent, self.remove_agent = (QPushButton(t) for t in ("Add", "Save", "Remove"))
-        self.add_agent.clicked.connect(lambda: self._later(self._agent_call("/api/agents", with_name=True)))
-        self.change_agent.clicked.connect(lambda: self._later(self._agent_call(
+        self.add_agent.clicked.connect(lambda: self.work.start(self._agent_call("/api/agents", with_name=True)))
+        self.change_agent.clicked.connect(lambda: self.work.start(self._agent_call(
             f"/api/agents/{self.agent_name.text().strip()}/change", with_name=False)))
-        self.remove_agent.clicked.connect(lambda: self._later(self._agent_call(
+        self.remove_agent.clicked.connect(lambda: self.work.start(self._agent_call(
             f"/api/agents/{self.agent_name.text().strip()}/remove", with_name=None)))
         for button in (self.add_agent, self.change_agent, self.remove_agent):
             buttons.addWidget(button)
@@ -200,8 +199,8 @@ class SettingsWindow(QWidget):
         self.person_name = QLineEdit()
         self.person_name.setPlaceholderText("a teammate's name, e.g. sarah")
         self.add_person, self.revoke = QPushButton("Add"), QPushButton("Revoke")
-        self.add_person.clicked.connect(lambda: self._later(self._add_person()))
-        self.revoke.clicked.connect(lambda: self._later(self._revoke()))
+        self.add_person.clicked.connect(lambda: self.work.start(self._add_person()))
+        self.revoke.clicked.connect(lambda: self.work.start(self._revoke()))
         self.new_token = QLineEdit()
         self.new_token.setReadOnly(True)
         self.copy_token = QPushButton("Copy")
@@ -269,7 +268,7 @@ class SettingsWindow(QWidget):
         for name, label in KEYS.items():
             field, state, save = QLineEdit(), QLabel(), QPushButton("Save")
             field.setEchoMode(QLineEdit.EchoMode.Password)
-            save.clicked.connect(lambda _=False, name=name: self._later(self._save_key(name)))
+            save.clicked.connect(lambda _=False, name=name: self.work.start(self._save_key(name)))
             row = QHBoxLayout()
             row.addWidget(field, 1)
             row.addWidget(save)
@@ -306,10 +305,6 @@ class SettingsWindow(QWidget):
         else:
             super().keyPressEvent(event)
 
-    def _later(self, work: Coroutine[Any, Any, Any]) -> None:
-        task = asyncio.ensure_future(work)
-        self._work.add(task)
-        task.add_done_callback(self._work.discard)
 
 
 def _table(headers: tuple[str, ...]) -> QTableWidget:

@@ -102,3 +102,13 @@ def request_row(request: dict[str, Any], today: date | None = None) -> str:
     if request["state"] == "running" and request.get("progress") is not None:
         parts[-1] += f" {request['progress']:.0f}%"
     return " · ".join(parts) + f": {_first_line(request.get('prompt', ''), 40)}"
+
+
+def latest(requests: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """What a console opened on nothing in particular shows first: the newest thing at work, else the newest."""
+    items = [(r["state"] == "running", r["started_at"] or r["created_at"], "request", r["id"]) for r in requests]
+    items += [(t["state"] != "ended", t["started_at"], "task", t["id"]) for t in tasks]
+    if not items:
+        return None
+    _, _, kind, item_id = max(items)
+    return kind, item_id

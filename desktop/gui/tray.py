@@ -5,7 +5,7 @@ It only shows and asks: what a click means is the app's callback (`act`), which 
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRectF, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
@@ -29,13 +29,23 @@ class Tray(QSystemTrayIcon):
         self.setContextMenu(self.menu)
         self.shown: TraySummary | None = None
         self.balloons: list[tuple[str, str]] = []  # what was said in the tray's balloon, newest last (the last 20)
+        self._menu_waits: TraySummary | None = None  # a menu that is open is not rebuilt under the pointer
+        self.menu.aboutToHide.connect(self._menu_closed)
         self.show_summary(TraySummary("idle", 0, None, []))
 
     def show_summary(self, summary: TraySummary) -> None:
         self.shown = summary
         self.setIcon(self._icon(summary))
         self.setToolTip(summary.tooltip)
-        self._fill_menu(summary)
+        if self.menu.isVisible():
+            self._menu_waits = summary
+        else:
+            self._fill_menu(summary)
+
+    def _menu_closed(self) -> None:
+        if self._menu_waits is not None:  # after the click it was closed for has been handled
+            summary, self._menu_waits = self._menu_waits, None
+            QTimer.singleShot(0, lambda: self._fill_menu(self.shown or summary))
 
     def balloon(self, title: str, message: str) -> None:
         """The tray's own message: the last resort for a notice, and where a failed click says why."""

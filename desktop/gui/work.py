@@ -1,0 +1,20 @@
+"""Coroutines started from Qt callbacks (a click, a timer): kept until they finish, and cancelled together when
+their window or the app goes away."""
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any
+
+
+class Work:
+    def __init__(self) -> None:
+        self._running: set[asyncio.Task[Any]] = set()
+
+    def start(self, work: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+
+    def cancel(self) -> None:
+        for task in list(self._running):
+            task.cancel()
