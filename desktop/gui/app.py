@@ -93,6 +93,7 @@ class TrayApp:
         path = f"/api/agents/{verb}" if verb in ("pause", "resume") else f"/api/requests/{request_id}/{verb}"
         answer = await self.api.post(path, json={})
         if answer.status_code >= 400:  # e.g. approved elsewhere a moment ago: say so, then show what is now
+            self.notices.in_balloon = None
             self.tray.balloon("Coxswain", answer.json().get("error", answer.text))
         await self.refresh()
 
@@ -202,9 +203,8 @@ class TrayApp:
             self.work.start(self.open_console(("request", notice.request_id)))
 
     def _balloon_clicked(self) -> None:
-        waiting = [e.request_id for e in (self.tray.shown.entries if self.tray.shown else []) if e.state == "pending"]
-        if waiting:
-            self.work.start(self.open_card(waiting[0]))
+        if self.notices.in_balloon is not None:
+            self._open_notice(self.notices.in_balloon)
 
     def _seen(self) -> None:
         self._failed_unseen = False

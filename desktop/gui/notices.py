@@ -71,12 +71,14 @@ class Notices:
         self._native = DesktopNotifier(app_name="Coxswain", app_icon=Icon(path=resource("tray-waiting.svg")))
         self._approvals: dict[str, str] = {}  # request id -> its notification's identifier
         self.last_way = ""  # "native" or "balloon": how the last notice was shown
+        self.in_balloon: Notice | None = None  # what a click on the tray's balloon opens
 
     async def show(self, notice: Notice) -> None:
         if await self._show_natively(notice):
             self.last_way = "native"
             return
         self.last_way = "balloon"
+        self.in_balloon = notice
         self._balloon(notice.title, notice.message)
 
     async def withdraw(self, request_id: str) -> None:
