@@ -98,7 +98,8 @@ def test_a_request_is_approved_from_the_tray_menu_on_a_real_tray(screen: Screen,
     try:
         wait_for("the daemon", lambda: (home / "daemon.json").exists())
         url = json.loads((home / "daemon.json").read_text())["url"]
-        owner = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {(home / 'owner.token').read_text().strip()}"})
+        token = (home / "owner.token").read_text().strip()
+        owner = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"})
         x, y, width, height = wait_for("the tray icon", lambda: screen.windows().get("tray icon"))  # type: ignore[misc]
         icon = (x + width // 2, y + height // 2)
 
@@ -150,6 +151,6 @@ def test_a_request_is_approved_from_the_tray_menu_on_a_real_tray(screen: Screen,
         screen.shot("settings-on-screen.png")
     finally:
         app.send_signal(signal.SIGTERM)
-        out, err = app.communicate(timeout=30)
+        _, err = app.communicate(timeout=30)
     assert app.returncode == 0, err[-2000:]
     assert not (home / "daemon.json").exists(), "Quit stops the daemon cleanly"
