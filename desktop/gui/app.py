@@ -4,6 +4,7 @@ client of the daemon's API like the CLI. `python -m desktop.gui.app [--home H] [
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 from typing import Any
@@ -72,6 +73,8 @@ class TrayApp:
         try:
             if smoke_test:
                 return await self.smoke_test()
+            print(f"Coxswain is running: API at {self.daemon.url}, files in {self.daemon.home.root}. Quit from the "
+                  "tray menu (or Ctrl+C here).", flush=True)
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(signum, self.quit_requested.set)
@@ -221,6 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"API port (default {DEFAULT_PORT}; 0: any)")
     parser.add_argument("--smoke-test", action="store_true", help="start everything, check it, and exit (0 = fine)")
     args = parser.parse_args(argv)
+    if sys.platform == "linux" and not ({"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"} & set(os.environ)):
+        print("No screen here: Coxswain runs without its tray icon; the `cox` command line is its front end "
+              "(cox list, cox approve R-07, …).", file=sys.stderr)
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+        os.environ.setdefault("QT_LOGGING_RULES", "qt.core.qobject.connect=false")  # "no tray" is said above
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication([sys.argv[0]])
     app.setApplicationName("Coxswain")
