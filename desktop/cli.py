@@ -185,8 +185,9 @@ def _daemon(home: Home, args: argparse.Namespace) -> int:
     import asyncio
     import logging
 
-    from desktop.daemon import DEFAULT_PORT, run
+    from desktop.daemon import run
     from desktop.platform.instance import AlreadyRunning
+    from desktop.platform.paths import DEFAULT_PORT
 
     home.root.mkdir(parents=True, exist_ok=True, mode=0o700)
     home.log.parent.mkdir(exist_ok=True)

@@ -32,7 +32,7 @@ from desktop.core.states import Action, State
 from desktop.mcp import bridge
 from desktop.platform.credentials import owner_token
 from desktop.platform.instance import InstanceLock
-from desktop.platform.paths import Home
+from desktop.platform.paths import DEFAULT_PORT, Home
 from desktop.platform.secrets import Secrets
 from desktop.platform.sleep import LogindSleep
 from desktop.runtimes import builtin_runtimes
@@ -46,7 +46,6 @@ from desktop.tasks.runs import RequestRuns
 from desktop.tasks.supervisor import Supervisor
 
 log = logging.getLogger(__name__)
-DEFAULT_PORT = 7431
 GAP_CHECK_SECONDS = 5.0
 TASK_CHECK_SECONDS = 10.0
 BRIDGE = ["-S", "-I", bridge.__file__]  # like the runner: the standard library only, up in tens of milliseconds
@@ -116,8 +115,8 @@ class Daemon:
                             self.runs.output_path, self.clock.wall, self.runs.agent_statuses, self.secrets, self.tasks,
                             kick=lambda: self.dispatcher.kick())
         _, security, mcp = build(services)
-        self._mcp_sessions = contextlib.AsyncExitStack()
-        await self._mcp_sessions.enter_async_context(mcp.sessions.run())
+        self._stopping_mcp = asyncio.Event()
+        self._mcp = asyncio.create_task(mcp.serve(self._stopping_mcp), name="mcp")
         # IPPROTO_TCP explicitly: asyncio then sets TCP_NODELAY on every connection (else Nagle adds ~40 ms)
         sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM,
                              socket.IPPROTO_TCP)
@@ -147,8 +146,9 @@ class Daemon:
             await asyncio.wait_for(self._serving, 5)
         await self.sleep.stop()
         self.scheduler.shutdown(wait=False)
+        self._stopping_mcp.set()
         with contextlib.suppress(Exception):
-            await self._mcp_sessions.aclose()
+            await asyncio.wait_for(self._mcp, 5)
         await self.runs.close()
         await self.tasks.close()
         self._beat()

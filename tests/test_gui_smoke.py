@@ -81,9 +81,12 @@ def test_a_second_launch_asks_the_first_to_come_forward_and_exits(tmp_path: Path
         second = subprocess.run([*APP, "--home", str(home), "--port", "0"], env=env, capture_output=True, text=True,
                                 timeout=60)
         assert second.returncode == 0 and "already running" in second.stdout
+        assert first.stdout is not None
+        said = [first.stdout.readline() for _ in range(3)]  # starting, running, then what the second launch did
+        assert said[2] == "another launch asked for Coxswain: console shown\n", said
         first.send_signal(signal.SIGTERM)
-        out, _ = first.communicate(timeout=30)
-        assert first.returncode == 0 and "another launch asked for Coxswain: console shown" in out
+        first.communicate(timeout=30)
+        assert first.returncode == 0
         assert not (home / "daemon.json").exists(), "the first stopped its daemon cleanly"
     finally:
         if first.poll() is None:

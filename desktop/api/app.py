@@ -23,7 +23,7 @@ from desktop.core.errors import Conflict, CoxError, Forbidden, Invalid, NotFound
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
 from desktop.core.principals import Principals
-from desktop.mcp.server import McpEndpoint
+from desktop.mcp.endpoint import McpEndpoint
 from desktop.platform.secrets import SECRETS, Secrets, SecretStoreError
 from desktop.store import audit as audit_sql
 from desktop.store import requests as requests_sql
@@ -219,7 +219,7 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
         else:
             page = output_page(output, lines, before, colours=not plain)
         return m.TaskOutput(lines=[folded(text, count) for text, count in page.lines], before=page.before,
-                            older_not_loaded=page.older_not_loaded, pending=page.pending, end=page.end,
+                            older_not_loaded=page.older_not_loaded, pending=page.pending, end=page.end, more=page.more,
                             note=view.note if before is None else None)
 
     @api.post("/api/tasks/{task_id}/stop")

@@ -195,6 +195,7 @@ class TaskOutput(BaseModel):
     older_not_loaded: bool
     pending: str
     end: int  # pass as ?after= for the lines that come next
+    more: bool = False  # (with ?after=) more lines are there already: ask again at once
     note: str | None  # e.g. why output stops here (a pipe into tail)
 
 

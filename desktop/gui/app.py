@@ -1,19 +1,20 @@
 """The tray app, and the only place that wires it: the daemon runs in this process on the qasync loop (Qt and
 asyncio share one loop), the tray shows its state, notifications and cards ask the owner, and every window is one
-client of the daemon's API like the CLI. `python -m desktop.gui.app [--home H] [--port P] [--smoke-test]`."""
+client of the daemon's API like the CLI. `coxswain [--home H] [--port P] [--smoke-test]`.
+
+The tray icon shows first; the daemon (most of the start-up is importing it) is loaded on a thread after that."""
 
 import argparse
 import asyncio
+import importlib
 import os
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import qasync  # type: ignore[import-untyped]
 from PySide6.QtWidgets import QApplication
 
-from desktop.daemon import DEFAULT_PORT, Daemon
 from desktop.gui.bridge import Bridge
 from desktop.gui.card import ApprovalCard
 from desktop.gui.console import ConsoleWindow
@@ -23,31 +24,39 @@ from desktop.gui.single import Listener, ask_running_app
 from desktop.gui.summary import summarize
 from desktop.gui.tray import Tray
 from desktop.gui.work import Work
-from desktop.platform.paths import Home
-from desktop.platform.secrets import Secrets
+from desktop.platform.paths import DEFAULT_PORT, Home
+
+if TYPE_CHECKING:
+    import httpx
+
+    from desktop.daemon import Daemon
 
 
 class TrayApp:
     def __init__(self, home: Home, port: int) -> None:
-        self.daemon = Daemon(home, port=port)
+        self.home, self.port = home, port
         self.tray = Tray(self._act)
-        self.bridge = Bridge(self.daemon.events)
         self.notices = Notices(self.tray.balloon, self._act, self._open_notice)
         self.cards: dict[str, ApprovalCard] = {}
         self.console: ConsoleWindow | None = None
         self.settings_window: SettingsWindow | None = None
         self.settings: dict[str, str] = {}
         self.quit_requested = asyncio.Event()
+        self.tray.quit_action.triggered.connect(self.quit_requested.set)
         self._refreshing: asyncio.Task[None] | None = None
         self._failed_unseen = False
         self.work = Work()
 
     async def start(self) -> None:
-        self.listener = Listener(self.daemon.home, self.come_forward)
+        self.listener = Listener(self.home, self.come_forward)
+        self.tray.show()  # "starting", until the daemon answers
+        daemon_module, http = await asyncio.to_thread(_load_daemon)
+        self.daemon: Daemon = daemon_module.Daemon(self.home, port=self.port)
+        self.bridge = Bridge(self.daemon.events)
         await self.daemon.start()
-        token = self.daemon.home.owner_token.read_text().strip()
-        self.api = httpx.AsyncClient(base_url=self.daemon.url, headers={"Authorization": f"Bearer {token}"})
-        self.tray.quit_action.triggered.connect(self.quit_requested.set)
+        token = self.home.owner_token.read_text().strip()
+        self.api: httpx.AsyncClient = http.AsyncClient(base_url=self.daemon.url,
+                                                       headers={"Authorization": f"Bearer {token}"})
         self.tray.console_action.triggered.connect(lambda: self.work.start(self.open_console()))
         self.tray.settings_action.triggered.connect(lambda: self.work.start(self.open_settings()))
         self.tray.menu.aboutToShow.connect(self._seen)
@@ -55,7 +64,6 @@ class TrayApp:
         self.bridge.received.connect(self._on_event)
         self.bridge.start()
         self.settings = (await self.api.get("/api/settings")).json()
-        self.tray.show()
         await self.refresh()
 
     async def stop(self) -> None:
@@ -69,15 +77,16 @@ class TrayApp:
         await self.daemon.stop()
 
     async def run(self, smoke_test: bool = False) -> int:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):  # from the first moment: a quit while starting waits for it
+            loop.add_signal_handler(signum, self.quit_requested.set)
+        print("Coxswain is starting…", flush=True)
         await self.start()
         try:
             if smoke_test:
                 return await self.smoke_test()
-            print(f"Coxswain is running: API at {self.daemon.url}, files in {self.daemon.home.root}. Quit from the "
+            print(f"Coxswain is running: API at {self.daemon.url}, files in {self.home.root}. Quit from the "
                   "tray menu (or Ctrl+C here).", flush=True)
-            loop = asyncio.get_running_loop()
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(signum, self.quit_requested.set)
             await self.quit_requested.wait()
             return 0
         finally:
@@ -142,6 +151,8 @@ class TrayApp:
         health = await self.api.get("/api/health")
         if health.status_code != 200 or health.json().get("you") != "owner":
             problems.append(f"the API answered {health.status_code}: {health.text[:200]}")
+        from desktop.platform.secrets import Secrets
+
         keyring_problem = Secrets().round_trip()
         if keyring_problem:
             problems.append(f"keyring: {keyring_problem}")
@@ -216,6 +227,10 @@ class TrayApp:
     def _act(self, verb: str, request_id: str) -> None:
         self.work.start(self.act(verb, request_id))
 
+
+
+def _load_daemon() -> tuple[Any, Any]:
+    return importlib.import_module("desktop.daemon"), importlib.import_module("httpx")
 
 
 def main(argv: list[str] | None = None) -> int:

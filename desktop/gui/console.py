@@ -6,9 +6,8 @@ live output once a second while the person is at the end, and pages back on "Loa
 import asyncio
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
@@ -29,13 +28,18 @@ from desktop.gui.console_view import ConsoleView
 from desktop.gui.summary import latest, request_row, requests_line, task_row, tasks_line, test_chip
 from desktop.gui.work import Work
 
+if TYPE_CHECKING:
+    import httpx
+
+
 PAGE = 2000
 ROLE = Qt.ItemDataRole.UserRole
 AMBER = "color: #b45309; font-weight: bold;"
+SKIPPED = "\x1b[7m … output came faster than it can be shown; some lines are skipped here … \x1b[0m"
 
 
 class ConsoleWindow(QWidget):
-    def __init__(self, api: httpx.AsyncClient, act: Callable[[str, str], None]) -> None:
+    def __init__(self, api: "httpx.AsyncClient", act: Callable[[str, str], None]) -> None:
         super().__init__()
         self._api, self._act = api, act
         self.setWindowTitle("Coxswain")
@@ -167,14 +171,19 @@ class ConsoleWindow(QWidget):
         self._set_live(task["state"] != "ended")
 
     async def _follow_task(self, task_id: str) -> None:
-        page = (await self._api.get(f"/api/tasks/{task_id}/output", params={"after": self._end, "lines": PAGE})).json()
-        if self.chosen != ("task", task_id):
-            return
-        if self._pending_shown:  # the unfinished line shown last time is replaced by what it became
-            self._drop_last_line()
-        self._end = page["end"]
-        await self._append(page["lines"] + ([page["pending"]] if page["pending"] else []))
-        self._pending_shown = bool(page["pending"])
+        """What the task printed since the last read, read until caught up (a slice at a time)."""
+        more = True
+        while more:
+            page = (await self._api.get(f"/api/tasks/{task_id}/output", params={"after": self._end, "lines": PAGE})
+                    ).json()
+            if self.chosen != ("task", task_id):
+                return
+            if self._pending_shown:  # the unfinished line shown last time is replaced by what it became
+                self._drop_last_line()
+            skipped = [SKIPPED] if page["older_not_loaded"] else []
+            self._end, more = page["end"], page["more"]
+            await self._append(skipped + page["lines"] + ([page["pending"]] if page["pending"] else []))
+            self._pending_shown = bool(page["pending"])
 
     # --- a request ------------------------------------------------------------------------------------------
 
@@ -294,9 +303,10 @@ class ConsoleWindow(QWidget):
         self._before = None
 
     def _set_live(self, live: bool) -> None:
-        if live and not self._poll.isActive():
+        """Poll once a second while what is shown can change, and only while the window is open."""
+        if live and self.isVisible() and not self._poll.isActive():
             self._poll.start()
-        elif not live:
+        elif not live or not self.isVisible():
             self._poll.stop()
 
     def _scrolled(self) -> None:

@@ -2,9 +2,8 @@
 Every change goes through the daemon's API (the same checks and words as the CLI); start at login is this
 machine's own (desktop.platform.autostart)."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import (
@@ -27,6 +26,10 @@ from PySide6.QtWidgets import (
 from desktop.gui.work import Work
 from desktop.platform import autostart
 
+if TYPE_CHECKING:
+    import httpx
+
+
 TIMES = (("approval_ttl", "Approvals expire after"), ("quiet_after", "A task is quiet after"),
          ("task_timeout", "Background tasks stop after"))
 NOTICES = (("approval", "A request waits for my approval"), ("failed", "A request failed"),
@@ -38,7 +41,7 @@ ERROR = "color: #b91c1c;"
 
 
 class SettingsWindow(QWidget):
-    def __init__(self, api: httpx.AsyncClient) -> None:
+    def __init__(self, api: "httpx.AsyncClient") -> None:
         super().__init__()
         self._api = api
         self.work = Work()

@@ -17,7 +17,7 @@ class Entry:
 
 @dataclass(frozen=True)
 class TraySummary:
-    state: str  # idle | running | waiting | failed | paused
+    state: str  # starting | idle | running | waiting | failed | paused
     waiting: int
     progress: float | None  # of the running requests, when known
     entries: list[Entry]  # the running and the waiting requests
@@ -29,7 +29,7 @@ class TraySummary:
 
     @property
     def tooltip(self) -> str:
-        head = {"idle": "Coxswain: nothing running", "running": "Coxswain: working",
+        head = {"starting": "Coxswain: starting…", "idle": "Coxswain: nothing running", "running": "Coxswain: working",
                 "waiting": f"Coxswain: {self.waiting} waiting for you", "failed": "Coxswain: something failed",
                 "paused": "Coxswain: paused"}[self.state]
         return "\n".join([head, *self.lines])

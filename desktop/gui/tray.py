@@ -31,7 +31,7 @@ class Tray(QSystemTrayIcon):
         self.balloons: list[tuple[str, str]] = []  # what was said in the tray's balloon, newest last (the last 20)
         self._menu_waits: TraySummary | None = None  # a menu that is open is not rebuilt under the pointer
         self.menu.aboutToHide.connect(self._menu_closed)
-        self.show_summary(TraySummary("idle", 0, None, []))
+        self.show_summary(TraySummary("starting", 0, None, []))
 
     def show_summary(self, summary: TraySummary) -> None:
         self.shown = summary
@@ -55,7 +55,7 @@ class Tray(QSystemTrayIcon):
     def _icon(self, summary: TraySummary) -> QIcon:
         """The state's picture; while running with known progress, a ring around it fills up."""
         if summary.state != "running" or summary.progress is None:
-            return self._icons[summary.state]
+            return self._icons.get(summary.state, self._icons["idle"])
         picture = self._icons["running"].pixmap(ICON_SIZE, ICON_SIZE)
         ring = QPixmap(picture)
         painter = QPainter(ring)

@@ -6,7 +6,6 @@ Tools: `ask_question` (any runtime), `permission_prompt` (Claude Code's `--permi
 own AskUserQuestion here), and `start_task`, `list_tasks`, `read_task_output`, `stop_task` (the agent's own tasks)."""
 
 import json
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -20,27 +19,21 @@ from desktop.core.actors import Actor
 from desktop.core.errors import CoxError
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
+from desktop.mcp.endpoint import CALLER
 from desktop.tasks.background import BackgroundTasks, TaskView, task_status
 from desktop.tasks.paging import output_page
 
 WITHDRAWN = ("No answer: the question was withdrawn (the request was cancelled, or the turn was interrupted). "
              "Do not wait for an answer; stop here.")
-CALLER: ContextVar[Actor] = ContextVar("caller")  # set for each HTTP call by `McpEndpoint`
 
 
-class McpEndpoint:
-    """The ASGI handler of `/mcp`: the security middleware has checked the token; the caller is its agent."""
-
-    def __init__(self, ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> None:
-        server = build(ledger, tasks, events)
-        # Host and Origin are checked by the daemon's own middleware, before this
-        server.streamable_http_app(stateless_http=True, json_response=True,
-                                   transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
-        self.sessions: StreamableHTTPSessionManager = server.session_manager
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        CALLER.set(scope["state"]["actor"])
-        await self.sessions.handle_request(scope, receive, send)
+def session_manager(ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> StreamableHTTPSessionManager:
+    """The SDK's handler of stateless streamable HTTP calls to our tools."""
+    server = build(ledger, tasks, events)
+    # Host and Origin are checked by the daemon's own middleware, before this
+    server.streamable_http_app(stateless_http=True, json_response=True,
+                               transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    return server.session_manager
 
 
 def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> MCPServer:

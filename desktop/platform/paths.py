@@ -6,6 +6,8 @@ from pathlib import Path
 
 import platformdirs
 
+DEFAULT_PORT = 7431  # where the daemon's API listens on loopback unless told otherwise
+
 
 @dataclass(frozen=True)
 class Home:

@@ -9,6 +9,7 @@ from desktop.console.stream import ConsoleStream, Line
 
 MAX_BACK = 5 * 1024 * 1024  # output older than this, counted from the end, is not loaded
 BLOCK = 256 * 1024
+FOLLOW_READ = 1024 * 1024  # output rendered per live read, at most (~40 ms of pipeline)
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,7 @@ class Page:
     older_not_loaded: bool  # there is more before, beyond what a console loads
     pending: str  # the unfinished last line, as it shows now
     end: int = 0  # where the whole lines shown end (a byte offset): pass as `after` for what comes next
+    more: bool = False  # (after a read `after`) more whole lines are there already
 
 
 def output_page(output: Path, lines: int, before: int | None = None, colours: bool = True) -> Page:
@@ -32,8 +34,9 @@ def output_page(output: Path, lines: int, before: int | None = None, colours: bo
 
 
 def output_since(output: Path, after: int, lines: int) -> Page:
-    """The console lines of the whole raw lines written since byte `after` (a live console's next read); only the
-    last `lines` of them when more came, and never more than MAX_BACK of output."""
+    """The console lines of the whole raw lines written since byte `after`, at most `lines` of them and about
+    FOLLOW_READ of output per call: a live console's next read. `more` says there is more to read right away;
+    `older_not_loaded` that the reader fell more than MAX_BACK behind and what was in between is skipped."""
     try:
         size = output.stat().st_size
     except OSError:
@@ -41,15 +44,21 @@ def output_since(output: Path, after: int, lines: int) -> Page:
     start = min(max(after, size - MAX_BACK, 0), size)
     with open(output, "rb") as f:
         f.seek(start)
-        data = f.read(size - start)
+        data = f.read(min(size - start, FOLLOW_READ))
+    capped = start + len(data) < size
     whole = data[:data.rfind(b"\n") + 1]
     if start > after:  # skipped ahead: begin at a line's start
         cut = whole.find(b"\n") + 1
         whole, start = whole[cut:], start + cut
     rendered, _ = _render(whole, colours=True, final=True)
-    pending = _render(data[len(whole):], colours=True, final=False)[1]
-    return Page([(line.text, line.count) for line in rendered[-lines:]], None, len(rendered) > lines, pending,
-                start + len(whole))
+    end = start + len(whole)
+    if len(rendered) > lines:  # stop where the first line not returned begins
+        line_starts = [0, *(match.end() for match in re.finditer(rb"\n", whole))]
+        end = start + line_starts[rendered[lines].raw_line - 1]
+        rendered = rendered[:lines]
+    more = capped or end < start + len(whole)
+    pending = "" if more else _render(data[len(whole):], colours=True, final=False)[1]
+    return Page([(line.text, line.count) for line in rendered], None, start > after, pending, end, more)
 
 
 def _last_page(output: Path, size: int, lines: int, before: int | None, colours: bool) -> Page:

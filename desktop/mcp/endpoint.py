@@ -1,0 +1,47 @@
+"""`/mcp` in the daemon's HTTP server. The MCP SDK takes about 0.4 s to import, most of the daemon's start-up, so the
+server is built after the API answers (the import on a thread) and calls wait for it; its session manager runs in
+one task of its own from then until the daemon stops."""
+
+import asyncio
+import importlib
+from contextvars import ContextVar
+from typing import Any
+
+from starlette.responses import JSONResponse
+
+from desktop.core.actors import Actor
+from desktop.core.events import EventBus
+from desktop.core.ledger import Ledger
+from desktop.tasks.background import BackgroundTasks
+
+CALLER: ContextVar[Actor] = ContextVar("caller")  # set for each HTTP call; the tools act as this agent
+
+
+class McpEndpoint:
+    """The ASGI handler of `/mcp`: the security middleware has checked the token; the caller is its agent."""
+
+    def __init__(self, ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> None:
+        self._parts = ledger, tasks, events
+        self._ready = asyncio.Event()
+        self._sessions: Any = None
+
+    async def serve(self, stopping: asyncio.Event) -> None:
+        """Build the server, then keep its session manager running until `stopping` is set."""
+        try:
+            server = await asyncio.to_thread(importlib.import_module, "desktop.mcp.server")
+            sessions = server.session_manager(*self._parts)
+            async with sessions.run():
+                self._sessions = sessions
+                self._ready.set()
+                await stopping.wait()
+        finally:
+            self._sessions = None
+            self._ready.set()  # calls waiting now are answered: 503 if the server could not start
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await self._ready.wait()
+        if self._sessions is None:
+            await JSONResponse({"error": "the MCP server is not running"}, status_code=503)(scope, receive, send)
+            return
+        CALLER.set(scope["state"]["actor"])
+        await self._sessions.handle_request(scope, receive, send)
