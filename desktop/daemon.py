@@ -115,8 +115,7 @@ class Daemon:
                             self.runs.output_path, self.clock.wall, self.runs.agent_statuses, self.secrets, self.tasks,
                             kick=lambda: self.dispatcher.kick())
         _, security, mcp = build(services)
-        self._stopping_mcp = asyncio.Event()
-        self._mcp = asyncio.create_task(mcp.serve(self._stopping_mcp), name="mcp")
+        self._mcp = mcp
         # IPPROTO_TCP explicitly: asyncio then sets TCP_NODELAY on every connection (else Nagle adds ~40 ms)
         sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM,
                              socket.IPPROTO_TCP)
@@ -146,9 +145,8 @@ class Daemon:
             await asyncio.wait_for(self._serving, 5)
         await self.sleep.stop()
         self.scheduler.shutdown(wait=False)
-        self._stopping_mcp.set()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._mcp, 5)
+            await self._mcp.close()
         await self.runs.close()
         await self.tasks.close()
         self._beat()

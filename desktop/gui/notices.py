@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from desktop_notifier import Button, DesktopNotifier, Icon
-
 from desktop.console.redact import redact
 from desktop.core.ids import short_form
 from desktop.resources import resource
@@ -68,7 +66,7 @@ class Notices:
     def __init__(self, balloon: Callable[[str, str], None], act: Callable[[str, str], None],
                  open_notice: Callable[[Notice], None]) -> None:
         self._balloon, self._act, self._open = balloon, act, open_notice
-        self._native = DesktopNotifier(app_name="Coxswain", app_icon=Icon(path=resource("tray-waiting.svg")))
+        self._native: Any = None  # desktop-notifier, loaded with the first notice
         self._approvals: dict[str, str] = {}  # request id -> its notification's identifier
         self.last_way = ""  # "native" or "balloon": how the last notice was shown
         self.in_balloon: Notice | None = None  # what a click on the tray's balloon opens
@@ -84,13 +82,17 @@ class Notices:
     async def withdraw(self, request_id: str) -> None:
         """The request was answered (here or anywhere else): its approval notification goes."""
         identifier = self._approvals.pop(request_id, None)
-        if identifier is not None:
+        if identifier is not None and self._native is not None:
             try:
                 await self._native.clear(identifier)
             except Exception:  # the server went away: nothing is shown there any more either
                 log.info("could not withdraw the notification of %s", request_id, exc_info=True)
 
     async def _show_natively(self, notice: Notice) -> bool:
+        from desktop_notifier import Button, DesktopNotifier, Icon
+
+        if self._native is None:
+            self._native = DesktopNotifier(app_name="Coxswain", app_icon=Icon(path=resource("tray-waiting.svg")))
         buttons = []
         if notice.buttons and notice.request_id:
             request_id = notice.request_id

@@ -1,6 +1,6 @@
-"""`/mcp` in the daemon's HTTP server. The MCP SDK takes about 0.4 s to import, most of the daemon's start-up, so the
-server is built after the API answers (the import on a thread) and calls wait for it; its session manager runs in
-one task of its own from then until the daemon stops."""
+"""`/mcp` in the daemon's HTTP server. The MCP SDK costs about 0.4 s to import and 27 MB, and only agent sessions
+use it, so the server is built at the first call (the import on a thread; that call waits ~0.4 s once). Its session
+manager then runs in one task of its own until the daemon stops."""
 
 import asyncio
 import importlib
@@ -23,22 +23,31 @@ class McpEndpoint:
     def __init__(self, ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> None:
         self._parts = ledger, tasks, events
         self._ready = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._serving: asyncio.Task[None] | None = None
         self._sessions: Any = None
 
-    async def serve(self, stopping: asyncio.Event) -> None:
-        """Build the server, then keep its session manager running until `stopping` is set."""
+    async def close(self) -> None:
+        self._stopping.set()
+        if self._serving is not None:
+            await asyncio.wait_for(self._serving, 5)
+
+    async def _serve(self) -> None:
+        """Build the server, then keep its session manager running until `close()`."""
         try:
             server = await asyncio.to_thread(importlib.import_module, "desktop.mcp.server")
             sessions = server.session_manager(*self._parts)
             async with sessions.run():
                 self._sessions = sessions
                 self._ready.set()
-                await stopping.wait()
+                await self._stopping.wait()
         finally:
             self._sessions = None
             self._ready.set()  # calls waiting now are answered: 503 if the server could not start
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if self._serving is None and not self._stopping.is_set():
+            self._serving = asyncio.create_task(self._serve(), name="mcp")
         await self._ready.wait()
         if self._sessions is None:
             await JSONResponse({"error": "the MCP server is not running"}, status_code=503)(scope, receive, send)

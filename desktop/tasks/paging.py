@@ -9,7 +9,7 @@ from desktop.console.stream import ConsoleStream, Line
 
 MAX_BACK = 5 * 1024 * 1024  # output older than this, counted from the end, is not loaded
 BLOCK = 256 * 1024
-FOLLOW_READ = 1024 * 1024  # output rendered per live read, at most (~40 ms of pipeline)
+FOLLOW_READ = 256 * 1024  # output rendered per live read, at most (~10 ms of pipeline)
 
 
 @dataclass(frozen=True)
