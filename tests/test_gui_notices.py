@@ -113,3 +113,27 @@ def test_without_a_notification_server_the_tray_balloon_tells(desktop_without_bu
         await wait_state(app, row["id"], "done")
 
     run(qloop, scenario())
+
+
+def test_an_agents_question_is_a_notice_that_opens_its_request(desktop: Any, qloop: Any, agent_env: dict[str, str],
+                                                               monkeypatch: Any, tmp_path: Any) -> None:
+    """The real Claude Code CLI against the scripted model asks; the owner hears of it and answers."""
+    app, server = desktop
+    for name, value in agent_env.items():
+        monkeypatch.setenv(name, value)
+
+    async def scenario() -> None:
+        (tmp_path / "project").mkdir()
+        await app.api.post("/api/agents", json={"name": "claude", "runtime": "claude",
+                                                "folder": str(tmp_path / "project")})
+        row = (await app.api.post("/api/requests", json={"agent": "claude",
+                                                         "prompt": "ASK Shall I deploy to staging?"})).json()
+        await until(lambda: any(s.title == f"{short(row['id'])}: claude asks" for s in server.shown), timeout=90)
+        asked = next(s for s in server.shown if s.title.endswith("claude asks"))
+        assert asked.body == "Shall I deploy to staging?" and "Approve" not in asked.actions.values()
+        server.click(asked, "default")
+        await until(lambda: app.console is not None and app.console.chosen == ("request", row["id"]))
+        await app.api.post(f"/api/requests/{row['id']}/answer", json={"text": "Yes"})
+        await wait_state(app, row["id"], "done", timeout=90)
+
+    run(qloop, scenario(), timeout=200)

@@ -92,3 +92,42 @@ def test_a_second_launch_asks_the_first_to_come_forward_and_exits(tmp_path: Path
         if first.poll() is None:
             first.kill()
             first.wait()
+
+
+def test_quit_leaves_tasks_running_and_the_next_start_picks_them_up(tmp_path: Path) -> None:
+    import json
+    import time
+
+    import httpx
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+    home = tmp_path / "home"
+
+    def launch() -> tuple[subprocess.Popen[str], httpx.Client]:
+        app = subprocess.Popen([*APP, "--home", str(home), "--port", "0"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+        assert app.stdout is not None
+        while "is running" not in app.stdout.readline():
+            assert app.poll() is None, "the tray app did not start"
+        url = json.loads((home / "daemon.json").read_text())["url"]
+        token = (home / "owner.token").read_text().strip()
+        return app, httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"})
+
+    first, api = launch()
+    task = api.post("/api/tasks", json={"agent": "shell", "command": "sleep 3; echo survived the quit"}).json()
+    first.terminate()  # Quit
+    first.communicate(timeout=30)
+    assert first.returncode == 0 and not (home / "daemon.json").exists()
+    time.sleep(4)  # the task ends while no Coxswain runs
+
+    second, api = launch()
+    try:
+        deadline = time.monotonic() + 30
+        while (shown := api.get(f"/api/tasks/{task['id']}").json())["state"] != "ended":
+            assert time.monotonic() < deadline, shown
+            time.sleep(0.1)
+        assert shown["outcome"] == "completed" and shown["exit_code"] == 0
+        assert api.get(f"/api/tasks/{task['id']}/output").json()["lines"] == ["survived the quit"]
+    finally:
+        second.terminate()
+        second.communicate(timeout=30)
