@@ -34,7 +34,7 @@ from desktop.platform.credentials import owner_token
 from desktop.platform.instance import InstanceLock
 from desktop.platform.paths import DEFAULT_PORT, Home
 from desktop.platform.secrets import Secrets
-from desktop.platform.sleep import LogindSleep
+from desktop.platform.sleep import power_for_platform
 from desktop.runtimes import builtin_runtimes
 from desktop.runtimes.base import Event, Runtime, SessionTools
 from desktop.runtimes.runner import write_atomically
@@ -61,7 +61,7 @@ class Daemon:
         self.url = ""
         self._lock = InstanceLock(home.lock)
         self._suspended_at: float | None = None
-        self.sleep = LogindSleep(self.suspend, self.resume)
+        self.sleep = power_for_platform(self.suspend, self.resume)
         self._background: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
@@ -105,7 +105,7 @@ class Daemon:
         self._beat()
         self.dispatcher.kick()
         await self._serve()
-        not_listening = await self.sleep.start() if sys.platform == "linux" else "sleep notices come from the tray app"
+        not_listening = await self.sleep.start()
         if not_listening:
             log.info("%s; a jump of the wall clock is taken for a sleep", not_listening)
         await self._keep_awake_while_working()

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QApplication
 from desktop.gui import PLAIN_IMPORT
 from desktop.gui.bridge import Bridge
 from desktop.gui.notices import ANSWERED, Notice, Notices, notice_for
+from desktop.gui.power import watch_power
 from desktop.gui.single import Listener, ask_running_app
 from desktop.gui.summary import summarize
 from desktop.gui.tray import Tray
@@ -58,6 +59,7 @@ class TrayApp:
         self.daemon: Daemon = daemon_module.Daemon(self.home, port=self.port)
         self.bridge = Bridge(self.daemon.events)
         await self.daemon.start()
+        self.power = watch_power(self.daemon.suspend, self.daemon.resume)  # Windows, macOS; Linux: the daemon's
         token = self.home.owner_token.read_text().strip()
         self.api: httpx.AsyncClient = http.AsyncClient(base_url=self.daemon.url,
                                                        headers={"Authorization": f"Bearer {token}"})

@@ -7,7 +7,9 @@ import asyncio
 import contextlib
 import logging
 import os
+import sys
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from dbus_fast import BusType
 from dbus_fast.aio import MessageBus, ProxyInterface
@@ -101,3 +103,23 @@ def _close(descriptor: int | None) -> None:
     if descriptor is not None:
         with contextlib.suppress(OSError):
             os.close(descriptor)
+
+
+class PowerWatch(Protocol):
+    @property
+    def keeping_awake(self) -> bool: ...
+
+    async def start(self) -> str | None: ...
+    async def stop(self) -> None: ...
+    async def keep_awake(self, wanted: bool) -> None: ...
+
+
+def power_for_platform(on_sleep: Hook, on_wake: Hook) -> PowerWatch:
+    """logind on Linux; elsewhere only the keep-awake part (the tray app hears sleep and wake there)."""
+    from desktop.platform.awake import MacAwake, WindowsAwake
+
+    if sys.platform == "win32":
+        return WindowsAwake()
+    if sys.platform == "darwin":
+        return MacAwake()
+    return LogindSleep(on_sleep, on_wake)
