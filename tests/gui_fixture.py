@@ -36,13 +36,13 @@ def run(loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, Any], timeout
 
 
 @contextlib.contextmanager
-def running_app(loop: asyncio.AbstractEventLoop, tmp_path: Path) -> Iterator[Any]:
+def running_app(loop: asyncio.AbstractEventLoop, tmp_path: Path, clock: Any = None) -> Iterator[Any]:
     """A TrayApp started in this process for the environment the test set up, stopped afterwards."""
     from desktop.gui.app import TrayApp
     from desktop.platform.paths import Home
 
     with keyring_from_environment():
-        app = TrayApp(Home(tmp_path / "home"), port=0)
+        app = TrayApp(Home(tmp_path / "home"), port=0, clock=clock)
         run(loop, app.start())
         try:
             yield app

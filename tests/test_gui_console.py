@@ -160,3 +160,43 @@ def test_a_request_shows_its_timeline_and_console(desktop: Any, qloop: Any) -> N
         assert console.requests_group.text(0).startswith("Requests")
 
     run(qloop, scenario())
+
+
+def test_a_quiet_task_says_so_in_amber_and_its_row_stops_it(qloop: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    """On a daemon whose clock the test moves: a minute without output, then past `quiet_after`."""
+    import time
+
+    from tests.gui_fixture import running_app
+    from tests.ledger_fixture import MovableClock
+
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={tmp_path}/no-bus")
+    clock = MovableClock(start=time.time())
+
+    async def minutes_pass(app: Any, minutes: int) -> None:
+        for _ in range(minutes * 6):  # checked every 10 s
+            clock.advance(10)
+            await app.daemon.tasks.tick()
+
+    async def scenario(app: Any) -> None:
+        await app.api.post("/api/settings", json={"key": "quiet_after", "value": "2m"})
+        task_id = await start_task(app, "echo started; sleep 600")
+        console = await app.open_console(("task", task_id))
+        await until(lambda: "started" in console.view.toPlainText())
+        await app.daemon.tasks.tick()
+        await minutes_pass(app, 1)
+        await console.follow()
+        assert console.quiet.text() == "no output for 1 min" and "b45309" not in console.quiet.styleSheet()
+        await minutes_pass(app, 1)
+        await console.follow()
+        assert console.quiet.text() == "no output for 2 min" and "b45309" in console.quiet.styleSheet()
+        await console.refresh()
+        assert "running, no output for 2 min" in console.tasks_group.child(0).text(0)
+        stop = console.stop_button_of(task_id)
+        assert stop is not None
+        stop.click()
+        assert (await ended(app, task_id))["outcome"] == "stopped"
+        await until(lambda: console.stop_button_of(task_id) is None)
+
+    with running_app(qloop, tmp_path, clock=clock) as app:
+        run(qloop, scenario(app))

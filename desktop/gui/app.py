@@ -31,6 +31,7 @@ from desktop.platform.paths import DEFAULT_PORT, Home
 if TYPE_CHECKING:  # the windows' modules are loaded when a window first opens
     import httpx
 
+    from desktop.core.clock import Clock
     from desktop.daemon import Daemon
     from desktop.gui.card import ApprovalCard
     from desktop.gui.console import ConsoleWindow
@@ -38,8 +39,8 @@ if TYPE_CHECKING:  # the windows' modules are loaded when a window first opens
 
 
 class TrayApp:
-    def __init__(self, home: Home, port: int) -> None:
-        self.home, self.port = home, port
+    def __init__(self, home: Home, port: int, clock: Clock | None = None) -> None:
+        self.home, self.port, self._clock = home, port, clock
         self.tray = Tray(self._act)
         self.notices = Notices(self.tray.balloon, self._act, self._open_notice)
         self.cards: dict[str, ApprovalCard] = {}
@@ -56,7 +57,7 @@ class TrayApp:
         self.listener = Listener(self.home, self.come_forward)
         self.tray.show()  # "starting", until the daemon answers
         daemon_module, http = await asyncio.to_thread(_load_daemon)
-        self.daemon: Daemon = daemon_module.Daemon(self.home, port=self.port)
+        self.daemon: Daemon = daemon_module.Daemon(self.home, port=self.port, clock=self._clock)
         self.bridge = Bridge(self.daemon.events)
         await self.daemon.start()
         self.power = watch_power(self.daemon.suspend, self.daemon.resume)  # Windows, macOS; Linux: the daemon's

@@ -54,6 +54,7 @@ class ConsoleWindow(QWidget):
 
         self.tree = QTreeWidget()
         self.tree.setHeaderHidden(True)
+        self.tree.setColumnCount(2)  # the row, and Stop for a running task
         self.requests_group = QTreeWidgetItem(["Requests"])
         self.tasks_group = QTreeWidgetItem(["Background tasks"])
         self.tree.addTopLevelItems([self.requests_group, self.tasks_group])
@@ -113,8 +114,8 @@ class ConsoleWindow(QWidget):
         tasks = [t for t in (await self._api.get("/api/tasks")).json() if t["kind"] != "request"]
         self.requests_group.setText(0, f"Requests — {requests_line(requests)}")
         self.tasks_group.setText(0, tasks_line(tasks))
-        self._fill(self.requests_group, [("request", r["id"], request_row(r)) for r in requests])
-        self._fill(self.tasks_group, [("task", t["id"], task_row(t)) for t in tasks])
+        self._fill(self.requests_group, [("request", r["id"], request_row(r), False) for r in requests])
+        self._fill(self.tasks_group, [("task", t["id"], task_row(t), t["state"] == "running") for t in tasks])
         self.tasks_group.setExpanded(any(t["state"] != "ended" for t in tasks) or self.tasks_group.isExpanded())
         self.requests_group.setExpanded(True)
         if self.chosen and self.chosen[0] == "task":
@@ -124,14 +125,33 @@ class ConsoleWindow(QWidget):
         elif self.chosen is None and (first := latest(requests, tasks)):
             self.work.start(self.open_task(first[1]) if first[0] == "task" else self.open_request(first[1]))
 
-    def _fill(self, group: QTreeWidgetItem, rows: list[tuple[str, str, str]]) -> None:
+    def _fill(self, group: QTreeWidgetItem, rows: list[tuple[str, str, str, bool]]) -> None:
         existing = {child.data(0, ROLE)[1]: child for child in _children(group)}
-        for kind, item_id, text in rows:
+        for kind, item_id, text, stoppable in rows:
             item = existing.pop(item_id, None) or QTreeWidgetItem(group)
             item.setData(0, ROLE, (kind, item_id))
             item.setText(0, text)
+            has_stop = self.tree.itemWidget(item, 1) is not None
+            if stoppable and not has_stop:
+                stop = QPushButton("Stop")
+                stop.clicked.connect(lambda _=False, task_id=item_id: self.work.start(self._stop_task(task_id)))
+                self.tree.setItemWidget(item, 1, stop)
+            elif has_stop and not stoppable:
+                self.tree.removeItemWidget(item, 1)
         for gone in existing.values():
             group.removeChild(gone)
+
+    def stop_button_of(self, task_id: str) -> QPushButton | None:
+        """The Stop button on a running task's row."""
+        for child in _children(self.tasks_group):
+            if child.data(0, ROLE)[1] == task_id:
+                widget = self.tree.itemWidget(child, 1)
+                return widget if isinstance(widget, QPushButton) else None
+        return None
+
+    async def _stop_task(self, task_id: str) -> None:
+        await self._api.post(f"/api/tasks/{task_id}/stop", json={})
+        await self.refresh()
 
     def _chose(self) -> None:
         items = self.tree.selectedItems()
@@ -269,7 +289,7 @@ class ConsoleWindow(QWidget):
             return
         kind, item_id = self.chosen
         if kind == "task":
-            await self._api.post(f"/api/tasks/{item_id}/stop", json={})
+            await self._stop_task(item_id)
         else:
             self._act("cancel", item_id)
         await self.follow()
