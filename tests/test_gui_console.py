@@ -68,7 +68,7 @@ def test_a_coloured_test_run_with_its_chip_and_first_failure(desktop: Any, qloop
         console.view.scroll_to_end()
         console.first_failure_button.click()
         await until(lambda: "test_fails_on_purpose" in console.view.textCursor().block().text())
-        assert console.tasks_group.text(0) == "1 finished"
+        assert console.list.tasks_group.text(0) == "1 finished"
         assert not console.stop_button.isVisible() and not console.earlier.isVisible()
         SHOTS.mkdir(parents=True, exist_ok=True)
         console.grab().save(str(SHOTS / "console.png"))
@@ -157,7 +157,7 @@ def test_a_request_shows_its_timeline_and_console(desktop: Any, qloop: Any) -> N
         assert texts[0] == "requested by owner, approved" and texts[-1] == "done"
         assert "green\nsecond" in console.view.toPlainText()
         assert ("#0dbc79", "") in colours_in(console.view)
-        assert console.requests_group.text(0).startswith("Requests")
+        assert console.list.requests_group.text(0).startswith("Requests")
 
     run(qloop, scenario())
 
@@ -191,12 +191,12 @@ def test_a_quiet_task_says_so_in_amber_and_its_row_stops_it(qloop: Any, tmp_path
         await console.follow()
         assert console.quiet.text() == "no output for 2 min" and "b45309" in console.quiet.styleSheet()
         await console.refresh()
-        assert "running, no output for 2 min" in console.tasks_group.child(0).text(0)
-        stop = console.stop_button_of(task_id)
+        assert "running, no output for 2 min" in console.list.tasks_group.child(0).text(0)
+        stop = console.list.stop_button_of(task_id)
         assert stop is not None
         stop.click()
         assert (await ended(app, task_id))["outcome"] == "stopped"
-        await until(lambda: console.stop_button_of(task_id) is None)
+        await until(lambda: console.list.stop_button_of(task_id) is None)
 
     with running_app(qloop, tmp_path, clock=clock) as app:
         run(qloop, scenario(app))

@@ -17,23 +17,21 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
-    QTreeWidget,
-    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from desktop.console.stream import ConsoleStream, folded
 from desktop.gui.console_view import ConsoleView
-from desktop.gui.summary import latest, request_row, requests_line, task_row, tasks_line, test_chip
+from desktop.gui.summary import latest, test_chip
 from desktop.gui.work import Work
+from desktop.gui.work_list import WorkList
 
 if TYPE_CHECKING:
     import httpx
 
 
 PAGE = 2000
-ROLE = Qt.ItemDataRole.UserRole
 AMBER = "color: #b45309; font-weight: bold;"
 SKIPPED = "\x1b[7m … output came faster than it can be shown; some lines are skipped here … \x1b[0m"
 
@@ -52,13 +50,9 @@ class ConsoleWindow(QWidget):
         self._live = False
         self.first_failure: str | None = None
 
-        self.tree = QTreeWidget()
-        self.tree.setHeaderHidden(True)
-        self.tree.setColumnCount(2)  # the row, and Stop for a running task
-        self.requests_group = QTreeWidgetItem(["Requests"])
-        self.tasks_group = QTreeWidgetItem(["Background tasks"])
-        self.tree.addTopLevelItems([self.requests_group, self.tasks_group])
-        self.tree.itemSelectionChanged.connect(self._chose)
+        self.list = WorkList()
+        self.list.chosen.connect(self._chose)
+        self.list.stop_asked.connect(lambda task_id: self.work.start(self._stop_task(task_id)))
 
         self.header = QLabel("Choose a request or a task")
         self.header.setTextFormat(Qt.TextFormat.PlainText)
@@ -97,7 +91,7 @@ class ConsoleWindow(QWidget):
         column.addWidget(self.jump, 0, Qt.AlignmentFlag.AlignRight)
         column.addWidget(self.note)
         splitter = QSplitter()
-        splitter.addWidget(self.tree)
+        splitter.addWidget(self.list)
         splitter.addWidget(right)
         splitter.setSizes([340, 760])
         QHBoxLayout(self).addWidget(splitter)
@@ -112,12 +106,7 @@ class ConsoleWindow(QWidget):
     async def refresh(self) -> None:
         requests = (await self._api.get("/api/requests", params={"limit": 200})).json()
         tasks = [t for t in (await self._api.get("/api/tasks")).json() if t["kind"] != "request"]
-        self.requests_group.setText(0, f"Requests — {requests_line(requests)}")
-        self.tasks_group.setText(0, tasks_line(tasks))
-        self._fill(self.requests_group, [("request", r["id"], request_row(r), False) for r in requests])
-        self._fill(self.tasks_group, [("task", t["id"], task_row(t), t["state"] == "running") for t in tasks])
-        self.tasks_group.setExpanded(any(t["state"] != "ended" for t in tasks) or self.tasks_group.isExpanded())
-        self.requests_group.setExpanded(True)
+        self.list.show_work(requests, tasks)
         if self.chosen and self.chosen[0] == "task":
             task = next((t for t in tasks if t["id"] == self.chosen[1]), None)
             if task:
@@ -125,45 +114,19 @@ class ConsoleWindow(QWidget):
         elif self.chosen is None and (first := latest(requests, tasks)):
             self.work.start(self.open_task(first[1]) if first[0] == "task" else self.open_request(first[1]))
 
-    def _fill(self, group: QTreeWidgetItem, rows: list[tuple[str, str, str, bool]]) -> None:
-        existing = {child.data(0, ROLE)[1]: child for child in _children(group)}
-        for kind, item_id, text, stoppable in rows:
-            item = existing.pop(item_id, None) or QTreeWidgetItem(group)
-            item.setData(0, ROLE, (kind, item_id))
-            item.setText(0, text)
-            has_stop = self.tree.itemWidget(item, 1) is not None
-            if stoppable and not has_stop:
-                stop = QPushButton("Stop")
-                stop.clicked.connect(lambda _=False, task_id=item_id: self.work.start(self._stop_task(task_id)))
-                self.tree.setItemWidget(item, 1, stop)
-            elif has_stop and not stoppable:
-                self.tree.removeItemWidget(item, 1)
-        for gone in existing.values():
-            group.removeChild(gone)
-
-    def stop_button_of(self, task_id: str) -> QPushButton | None:
-        """The Stop button on a running task's row."""
-        for child in _children(self.tasks_group):
-            if child.data(0, ROLE)[1] == task_id:
-                widget = self.tree.itemWidget(child, 1)
-                return widget if isinstance(widget, QPushButton) else None
-        return None
-
     async def _stop_task(self, task_id: str) -> None:
         await self._api.post(f"/api/tasks/{task_id}/stop", json={})
         await self.refresh()
 
-    def _chose(self) -> None:
-        items = self.tree.selectedItems()
-        chosen = items[0].data(0, ROLE) if items else None
-        if chosen and tuple(chosen) != self.chosen:
-            self.work.start(self.open_task(chosen[1]) if chosen[0] == "task" else self.open_request(chosen[1]))
+    def _chose(self, kind: str, item_id: str) -> None:
+        if (kind, item_id) != self.chosen:
+            self.work.start(self.open_task(item_id) if kind == "task" else self.open_request(item_id))
 
     # --- a task ---------------------------------------------------------------------------------------------
 
     async def open_task(self, task_id: str) -> None:
         self.chosen = ("task", task_id)
-        self._select(task_id)
+        self.list.select(task_id)
         task = (await self._api.get(f"/api/tasks/{task_id}")).json()
         page = (await self._api.get(f"/api/tasks/{task_id}/output", params={"lines": PAGE})).json()
         self._hide_details()
@@ -209,7 +172,7 @@ class ConsoleWindow(QWidget):
 
     async def open_request(self, request_id: str) -> None:
         self.chosen = ("request", request_id)
-        self._select(request_id)
+        self.list.select(request_id)
         request = (await self._api.get(f"/api/requests/{request_id}")).json()
         self._hide_details()
         self.header.setText(f"{request['id']} · {request['agent']} · {request['requester']}: {request['prompt']}")
@@ -337,12 +300,6 @@ class ConsoleWindow(QWidget):
         self.view.scroll_to_end()
         self.jump.setVisible(False)
 
-    def _select(self, item_id: str) -> None:
-        for group in (self.requests_group, self.tasks_group):
-            for child in _children(group):
-                if child.data(0, ROLE)[1] == item_id and not child.isSelected():
-                    self.tree.setCurrentItem(child)
-
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape:
             self.close()
@@ -359,6 +316,3 @@ class ConsoleWindow(QWidget):
         super().showEvent(event)
 
 
-
-def _children(group: QTreeWidgetItem) -> list[QTreeWidgetItem]:
-    return [child for i in range(group.childCount()) if (child := group.child(i)) is not None]
