@@ -83,3 +83,20 @@ def test_a_running_icon_fills_a_ring_with_the_progress(qapp: Any) -> None:
     assert quarter.pixelColor(*top_right).rgb() & 0xFFFFFF == green
     assert quarter.pixelColor(*bottom_left).rgb() & 0xFFFFFF != green
     assert most.pixelColor(*bottom_left).rgb() & 0xFFFFFF == green
+
+
+def test_a_waiting_icon_carries_how_many_wait(qapp: Any) -> None:
+    from desktop.gui.tray import BADGE, ICON_SIZE, Tray
+
+    tray = Tray(lambda verb, request_id: None)
+
+    def picture(waiting: int) -> Any:
+        pending = [{**REQUESTS[1], "id": f"R20261129-{10 + i}"} for i in range(waiting)]
+        tray.show_summary(summarize(pending, today=TODAY))
+        return tray.icon().pixmap(ICON_SIZE, ICON_SIZE).toImage()
+
+    one, two, many = picture(1), picture(2), picture(12)
+    badge_edge = (ICON_SIZE * 55 // 64, ICON_SIZE * 50 // 64)  # inside the badge, clear of its number
+    assert one.pixelColor(*badge_edge).name() == BADGE
+    assert one != two != many, "the number drawn differs"
+    assert tray.toolTip().splitlines()[0] == "Coxswain: 12 waiting for you"

@@ -6,7 +6,7 @@ It only shows and asks: what a click means is the app's callback (`act`), which 
 from collections.abc import Callable
 
 from PySide6.QtCore import QRectF, Qt, QTimer
-from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPen, QPixmap
+from PySide6.QtGui import QAction, QColor, QFont, QIcon, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from desktop.gui.summary import TraySummary
@@ -14,6 +14,7 @@ from desktop.resources import resource
 
 STATES = ("idle", "running", "waiting", "failed", "paused")
 ICON_SIZE = 64
+BADGE = "#dc2626"
 Act = Callable[[str, str], None]  # (verb, request id): approve, deny, cancel, open; ("pause" | "resume", "")
 
 
@@ -53,7 +54,10 @@ class Tray(QSystemTrayIcon):
         self.showMessage(title, message, self._icons["waiting"], 15000)
 
     def _icon(self, summary: TraySummary) -> QIcon:
-        """The state's picture; while running with known progress, a ring around it fills up."""
+        """The state's picture; waiting ones carry their count, and while running with known progress, a ring around
+        it fills up."""
+        if summary.state == "waiting":
+            return self._badged(summary.waiting)
         if summary.state != "running" or summary.progress is None:
             return self._icons.get(summary.state, self._icons["idle"])
         picture = self._icons["running"].pixmap(ICON_SIZE, ICON_SIZE)
@@ -66,6 +70,23 @@ class Tray(QSystemTrayIcon):
                         -round(360 * 16 * min(max(summary.progress, 0.0), 100.0) / 100))
         painter.end()
         return QIcon(ring)
+
+    def _badged(self, count: int) -> QIcon:
+        """The waiting picture with a red badge that holds how many wait."""
+        picture = QPixmap(self._icons["waiting"].pixmap(ICON_SIZE, ICON_SIZE))
+        painter = QPainter(picture)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        badge = QRectF(ICON_SIZE * 0.44, ICON_SIZE * 0.44, ICON_SIZE * 0.56, ICON_SIZE * 0.56)
+        painter.setPen(QPen(QColor("#ffffff"), ICON_SIZE / 32))
+        painter.setBrush(QColor(BADGE))
+        painter.drawEllipse(badge)
+        font = QFont()
+        font.setBold(True)
+        font.setPixelSize(round(ICON_SIZE * 0.34))
+        painter.setFont(font)
+        painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, str(count) if count < 10 else "9+")
+        painter.end()
+        return QIcon(picture)
 
     def _fill_menu(self, summary: TraySummary) -> None:
         self.menu.clear()
