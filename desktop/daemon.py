@@ -243,7 +243,9 @@ class Daemon:
                                args=[request.id], id=f"expire {request.id}", replace_existing=True,
                                misfire_grace_time=None)
 
-    def _expire(self, request_id: str) -> None:
+    async def _expire(self, request_id: str) -> None:
+        """A coroutine, so that APScheduler runs it on the loop: a plain function it would run on a worker thread,
+        where the ledger's write and the event it publishes do not belong."""
         row = requests_sql.get(self.store.conn, request_id)
         if row is None or row.state != State.PENDING:
             return

@@ -137,3 +137,21 @@ def test_an_agents_question_is_a_notice_that_opens_its_request(desktop: Any, qlo
         await wait_state(app, row["id"], "done", timeout=90)
 
     run(qloop, scenario(), timeout=200)
+
+
+def test_an_expired_request_and_a_failed_task_are_told(desktop: Any, qloop: Any) -> None:
+    app, server = desktop
+
+    async def scenario() -> None:
+        await app.api.post("/api/settings", json={"key": "approval_ttl", "value": "1s"})
+        sam = await person(app, "sam")
+        row = (await app.api.post("/api/requests", headers=sam, json={"agent": "shell", "prompt": "true"})).json()
+        await until(lambda: any(s.title == f"{short(row['id'])} expired unanswered" for s in server.shown))
+        approval = next(s for s in server.shown if s.title.endswith("waits for your approval"))
+        assert approval.closed_by_app, "the expired request's approval was withdrawn"
+        task = (await app.api.post("/api/tasks", json={"agent": "shell", "command": "exit 3",
+                                                        "description": "the flaky build"})).json()
+        await until(lambda: any(s.title == f"Task {task['id']} failed" for s in server.shown))
+        assert next(s for s in server.shown if s.title.startswith("Task")).body == "the flaky build"
+
+    run(qloop, scenario())
