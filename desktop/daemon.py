@@ -8,7 +8,6 @@ import logging
 import os
 import signal
 import socket
-import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -29,12 +28,12 @@ from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
 from desktop.core.principals import OWNER, Principals
 from desktop.core.states import Action, State
-from desktop.mcp import bridge
 from desktop.platform.credentials import owner_token
 from desktop.platform.instance import InstanceLock
 from desktop.platform.paths import DEFAULT_PORT, Home
 from desktop.platform.secrets import Secrets
 from desktop.platform.sleep import power_for_platform
+from desktop.reentry import relay_command
 from desktop.runtimes import builtin_runtimes
 from desktop.runtimes.base import Event, Runtime, SessionTools
 from desktop.runtimes.runner import write_atomically
@@ -48,7 +47,6 @@ from desktop.tasks.supervisor import Supervisor
 log = logging.getLogger(__name__)
 GAP_CHECK_SECONDS = 5.0
 TASK_CHECK_SECONDS = 10.0
-BRIDGE = ["-S", "-I", bridge.__file__]  # like the runner: the standard library only, up in tens of milliseconds
 
 
 class Daemon:
@@ -235,7 +233,8 @@ class Daemon:
         descriptor = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(descriptor, "w") as f:
             f.write(self.principals.session_token(request_id))
-        return SessionTools(sys.executable, [*BRIDGE, str(self.home.daemon_json), str(token_file)])
+        relay = relay_command()
+        return SessionTools(relay[0], [*relay[1:], str(self.home.daemon_json), str(token_file)])
 
     def _schedule_expiry(self, request: RequestRow, at: float | None = None) -> None:
         assert request.expires_at is not None

@@ -26,6 +26,7 @@ from desktop.gui.single import Listener, ask_running_app
 from desktop.gui.summary import summarize
 from desktop.gui.tray import Tray
 from desktop.gui.work import Work
+from desktop.platform.instance import hold_running_mutex
 from desktop.platform.paths import DEFAULT_PORT, Home
 
 if TYPE_CHECKING:  # the windows' modules are loaded when a window first opens
@@ -275,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     if ask_running_app(home):
         print("Coxswain is already running; it has been asked to come forward.")
         return 0
+    mutex = hold_running_mutex()  # noqa: F841 (held until the app exits)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:

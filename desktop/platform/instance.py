@@ -35,3 +35,18 @@ class InstanceLock:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+# The Windows installer refuses to install or uninstall while this exists (installer.nsi reads the name from
+# packaging/build.py, which reads it here).
+RUNNING_MUTEX = "Local\\CoxswainTrayApp"
+
+
+def hold_running_mutex() -> object | None:
+    """On Windows, a named mutex that lives as long as the tray app: how the installer knows it runs."""
+    if sys.platform != "win32":
+        return None
+    import ctypes
+
+    handle: object = ctypes.windll.kernel32.CreateMutexW(None, False, RUNNING_MUTEX)
+    return handle

@@ -6,16 +6,14 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
-from desktop.runtimes import runner as runner_module
+from desktop.reentry import runner_command
 
-# The runner needs only the standard library: -S -I skips site processing, which is most of Python's start-up.
-RUNNER = [sys.executable, "-S", "-I", runner_module.__file__]
+RUNNER = runner_command()
 TAIL_BYTES = 64 * 1024
 
 

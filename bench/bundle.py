@@ -1,0 +1,51 @@
+"""What installing Coxswain costs: `python -m bench.bundle` (builds what is missing; a few minutes the first time).
+
+Prints the frozen bundle's size on disk, the .deb's and the Windows installer's (LZMA, as released), and the time from
+process start to the tray icon shown and to the daemon answering, frozen against running from source (median of 5).
+Targets: bundle under 150 MB, frozen start within 20% of source."""
+
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.gui import started, stop
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "packaging"))
+import build as packaging
+
+
+def size(path: Path) -> float:
+    """MiB on disk (symlinks count as links)."""
+    if path.is_file():
+        return path.stat().st_size / 2**20
+    return sum(p.lstat().st_size for p in path.rglob("*") if p.is_file() or p.is_symlink()) / 2**20
+
+
+def main() -> int:
+    bundle = packaging.BUNDLE if (packaging.BUNDLE / "coxswain").exists() else packaging.bundle()
+    deb = packaging.deb()
+    installer = packaging.nsis()
+    print(f"bundle folder        {size(bundle):6.1f} MiB   ({bundle})")
+    print(f".deb                 {size(deb):6.1f} MiB")
+    print(f"Windows installer    {size(installer):6.1f} MiB   (LZMA; the Linux bundle as its payload)")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+    runs: dict[str, list[tuple[float, float]]] = {"from source": [], "frozen": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(5):
+            for name, argv in (("from source", [sys.executable, "-m", "desktop.gui.app"]),
+                               ("frozen", [str(bundle / "coxswain")])):
+                shown, running, process = started([*argv, "--home", f"{tmp}/{name}{i}", "--port", "0"], env)
+                runs[name].append((shown, running))
+                stop(process)
+    print("start to tray icon shown, and to the daemon answering (median of 5)")
+    for name, values in runs.items():
+        print(f"   {name:12} {statistics.median(v[0] for v in values) * 1000:6.0f} ms   "
+              f"{statistics.median(v[1] for v in values) * 1000:6.0f} ms")
+    print("targets: bundle under 150 MB, frozen start within 20% of source")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
