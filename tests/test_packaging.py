@@ -148,7 +148,8 @@ def deb_tool(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("apt-get"), reason="installs a .deb: root on Debian (CI)")
-def test_the_deb_installs_upgrades_keeping_data_and_removes_cleanly(bundle: Path, tmp_path: Path) -> None:
+def test_the_deb_installs_upgrades_keeping_data_and_removes_cleanly(bundle: Path, tmp_path: Path,
+                                                                    secret_service: dict[str, str]) -> None:
     from desktop.store.db import Store
     from desktop.store.schema import MIGRATIONS
 
@@ -161,6 +162,10 @@ def test_the_deb_installs_upgrades_keeping_data_and_removes_cleanly(bundle: Path
         assert installed.returncode == 0, installed.stderr
         assert Path("/opt/coxswain/coxswain").exists() and Path("/usr/share/applications/coxswain.desktop").exists()
         assert deb_tool("/usr/bin/cox", "--version").stdout.strip() == f"cox {packaging.version()}"
+        real_keyring = {"PATH": env["PATH"], "HOME": env["HOME"], **secret_service, **OFFSCREEN}
+        smoke = subprocess.run(["/usr/bin/coxswain", "--home", str(tmp_path / "smoke"), "--port", "0", "--smoke-test"],
+                               env=real_keyring, capture_output=True, text=True, timeout=120)
+        assert smoke.returncode == 0 and "smoke test passed" in smoke.stdout, smoke.stderr
         app = FrozenApp(Path("/usr/bin"), home).start({**env})
         sent = app.cox("request", "--agent", "shell", "echo before the upgrade")
         app.wait_state(sent.stdout.strip(), "done")
