@@ -2,6 +2,7 @@
 
 bundle  the frozen folder (PyInstaller, packaging/coxswain.spec) in build/bundle/coxswain
 deb     a Debian package of the bundle (dpkg-deb) in build/coxswain_VERSION_ARCH.deb
+tarball the bundle and an install script (per user, no root) in build/coxswain-VERSION-linux-ARCH.tar.gz
 nsis    the Windows installer script's generated parts (version, the exact file list) and, with makensis,
         build/Coxswain-VERSION-setup.exe from the bundle
 
@@ -68,6 +69,20 @@ def deb(version_override: str | None = None) -> Path:
     return out
 
 
+def tarball() -> Path:
+    """The bundle with packaging/install.sh, for Linux systems without dpkg: installs for one user, no root."""
+    import tarfile
+
+    arch = os.uname().machine
+    out = BUILD / f"coxswain-{version()}-linux-{arch}.tar.gz"
+    with tarfile.open(out, "w:gz", compresslevel=6) as archive:
+        top = f"coxswain-{version()}"
+        archive.add(BUNDLE, f"{top}/coxswain")
+        archive.add(ROOT / "packaging" / "install.sh", f"{top}/install.sh")
+        archive.add(ROOT / "resources" / "tray-idle.svg", f"{top}/coxswain.svg")
+    return out
+
+
 def nsis_parts(payload: Path = BUNDLE) -> Path:
     """packaging/generated/*.nsh: the version and publisher, and the exact files to install and to remove."""
     generated = BUILD / "nsis"
@@ -106,7 +121,7 @@ def _win(path: Path) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["bundle", "deb", "nsis", "all"])
+    parser.add_argument("what", choices=["bundle", "deb", "tarball", "nsis", "all"])
     parser.add_argument("--deb-version", help="build the .deb under this version (upgrade tests)")
     parser.add_argument("--fast", action="store_true", help="quicker compression (tests)")
     args = parser.parse_args()
@@ -114,6 +129,8 @@ def main() -> int:
         print(bundle())
     if args.what in ("deb", "all"):
         print(deb(args.deb_version))
+    if args.what in ("tarball", "all"):
+        print(tarball())
     if args.what in ("nsis", "all"):
         print(nsis(args.fast))
     return 0

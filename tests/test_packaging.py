@@ -135,7 +135,8 @@ def test_the_frozen_relay_carries_an_agents_question(app_process: FrozenApp, age
     while (shown := app.api.get(f"/api/requests/{row['id']}").json())["question"] is None:
         assert time.monotonic() < deadline and shown["state"] == "running", shown
         time.sleep(0.2)
-    relays = [p.cmdline() for p in psutil.process_iter() if "--coxswain-mcp-relay" in p.cmdline()]
+    relays = [p.info["cmdline"] for p in psutil.process_iter(["cmdline"])
+              if "--coxswain-mcp-relay" in (p.info["cmdline"] or [])]
     assert relays and relays[0][0] == str(app.bundle / "coxswain"), "Claude started the bundle itself as the relay"
     assert app.cox("answer", row["id"], "Yes").returncode == 0
     done = app.wait_state(row["id"], "done", timeout=90)
@@ -219,3 +220,28 @@ def test_the_hosted_ci_workflow_is_valid() -> None:
     assert checked.returncode == 0, checked.stdout + checked.stderr
     text = workflow.read_text()
     assert "windows-latest" in text and "macos-latest" in text and "--smoke-test" in text
+
+
+def test_the_tarball_installs_for_one_user_and_uninstalls_exactly(bundle: Path, tmp_path: Path) -> None:
+    import tarfile
+
+    archive = built("tarball", packaging.tarball)
+    with tarfile.open(archive) as opened:
+        opened.extractall(tmp_path / "unpacked", filter="tar")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+    script = next((tmp_path / "unpacked").glob("coxswain-*/install.sh"))
+    installed = subprocess.run(["sh", str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert installed.returncode == 0, installed.stderr
+    created = {str(p.relative_to(home)) for p in home.rglob("*") if not p.is_dir() or p.is_symlink()}
+    assert {".local/bin/cox", ".local/bin/coxswain", ".local/share/applications/coxswain.desktop",
+            ".local/share/icons/hicolor/scalable/apps/coxswain.svg"} <= created
+    version = subprocess.run([str(home / ".local/bin/cox"), "--version"], env=env, capture_output=True, text=True)
+    assert version.stdout.strip() == f"cox {packaging.version()}"
+    (home / ".local" / "share" / "coxswain").mkdir(parents=True)  # the user's data
+    removed = subprocess.run(["sh", str(home / ".local/opt/coxswain/uninstall.sh")], env=env, capture_output=True,
+                             text=True, timeout=60)
+    assert removed.returncode == 0, removed.stderr
+    left = {str(p.relative_to(home)) for p in home.rglob("*") if not p.is_dir()}
+    assert left == set() and (home / ".local" / "share" / "coxswain").is_dir()
