@@ -5,12 +5,11 @@ process start to the tray icon shown and to the daemon answering, frozen against
 Targets: bundle under 150 MB, frozen start within 20% of source."""
 
 import os
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from bench.gui import started, stop
+from bench.gui import start_times
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "packaging"))
 import build as packaging
@@ -31,18 +30,12 @@ def main() -> int:
     print(f".deb                 {size(deb):6.1f} MiB")
     print(f"Windows installer    {size(installer):6.1f} MiB   (LZMA; the Linux bundle as its payload)")
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
-    runs: dict[str, list[tuple[float, float]]] = {"from source": [], "frozen": []}
-    with tempfile.TemporaryDirectory() as tmp:
-        for i in range(5):
-            for name, argv in (("from source", [sys.executable, "-m", "desktop.gui.app"]),
-                               ("frozen", [str(bundle / "coxswain")])):
-                shown, running, process = started([*argv, "--home", f"{tmp}/{name}{i}", "--port", "0"], env)
-                runs[name].append((shown, running))
-                stop(process)
     print("start to tray icon shown, and to the daemon answering (median of 5)")
-    for name, values in runs.items():
-        print(f"   {name:12} {statistics.median(v[0] for v in values) * 1000:6.0f} ms   "
-              f"{statistics.median(v[1] for v in values) * 1000:6.0f} ms")
+    with tempfile.TemporaryDirectory() as tmp:
+        source = [sys.executable, "-m", "desktop.gui.app", "--port", "0", "--home"]
+        frozen = [str(bundle / "coxswain"), "--port", "0", "--home"]
+        start_times({"from source": lambda i: [*source, f"{tmp}/source{i}"],
+                     "frozen": lambda i: [*frozen, f"{tmp}/frozen{i}"]}, env)
     print("targets: bundle under 150 MB, frozen start within 20% of source")
     return 0
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,19 @@ def started(argv: list[str], env: dict[str, str]) -> tuple[float, float, subproc
     raise RuntimeError(f"{argv} ended without saying it runs")
 
 
+def start_times(programs: dict[str, Callable[[int], list[str]]], env: dict[str, str], rounds: int = 5) -> None:
+    """Each program started `rounds` times, in turns (argv for round i); medians printed."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in programs}
+    for i in range(rounds):
+        for name, argv in programs.items():
+            shown, running, process = started(argv(i), env)
+            times[name].append((shown, running))
+            stop(process)
+    for name, values in times.items():
+        print(f"   {name:16} {statistics.median(v[0] for v in values) * 1000:6.0f} ms   "
+              f"{statistics.median(v[1] for v in values) * 1000:6.0f} ms")
+
+
 def stop(process: subprocess.Popen[str]) -> None:
     process.terminate()
     process.wait(30)
@@ -66,16 +80,8 @@ def start_and_idle(tmp: Path) -> None:
     env = {**os.environ}
     app = [sys.executable, "-m", "desktop.gui.app", "--port", "0", "--home"]
     bare = [sys.executable, "-c", BARE_TRAY, str(resource("tray-idle.svg"))]
-    times: dict[str, list[tuple[float, float]]] = {"bare tray icon": [], "Coxswain": []}
-    for i in range(5):
-        for name, argv in (("bare tray icon", bare), ("Coxswain", [*app, str(tmp / f"start{i}")])):
-            shown, running, process = started(argv, env)
-            times[name].append((shown, running))
-            stop(process)
     print("1. process start to tray icon shown, and to the daemon answering (median of 5)")
-    for name, values in times.items():
-        print(f"   {name:16} {statistics.median(v[0] for v in values) * 1000:6.0f} ms   "
-              f"{statistics.median(v[1] for v in values) * 1000:6.0f} ms")
+    start_times({"bare tray icon": lambda i: bare, "Coxswain": lambda i: [*app, str(tmp / f"start{i}")]}, env)
 
     processes = {name: started(argv, env)[2] for name, argv in (("bare tray icon", bare),
                                                                  ("Coxswain", [*app, str(tmp / "idle")]))}
