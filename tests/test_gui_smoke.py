@@ -131,3 +131,17 @@ def test_quit_leaves_tasks_running_and_the_next_start_picks_them_up(tmp_path: Pa
     finally:
         second.terminate()
         second.communicate(timeout=30)
+
+
+def test_a_home_served_by_a_headless_daemon_is_refused_in_words(tmp_path: Path) -> None:
+    from tests.daemon_process import DaemonProcess
+
+    daemon = DaemonProcess(tmp_path / "home").start()
+    try:
+        done = subprocess.run([*APP, "--home", str(tmp_path / "home"), "--port", "0"], capture_output=True, text=True,
+                              env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=60)
+    finally:
+        daemon.stop()
+    assert done.returncode == 1
+    assert done.stderr.strip().endswith(f"Coxswain cannot start: a Coxswain daemon is already running for "
+                                        f"{tmp_path / 'home'}")

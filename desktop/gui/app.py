@@ -26,7 +26,7 @@ from desktop.gui.single import Listener, ask_running_app
 from desktop.gui.summary import summarize
 from desktop.gui.tray import Tray
 from desktop.gui.work import Work
-from desktop.platform.instance import hold_running_mutex
+from desktop.platform.instance import AlreadyRunning, hold_running_mutex
 from desktop.platform.paths import DEFAULT_PORT, Home
 
 if TYPE_CHECKING:  # the windows' modules are loaded when a window first opens
@@ -280,7 +280,11 @@ def main(argv: list[str] | None = None) -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:
-        code: int = loop.run_until_complete(TrayApp(home, args.port).run(args.smoke_test))
+        try:
+            code: int = loop.run_until_complete(TrayApp(home, args.port).run(args.smoke_test))
+        except (AlreadyRunning, OSError) as error:  # e.g. `cox daemon` serves this home, or the port is taken
+            print(f"Coxswain cannot start: {error}", file=sys.stderr)
+            return 1
     return code
 
 
