@@ -155,3 +155,21 @@ def test_an_expired_request_and_a_failed_task_are_told(desktop: Any, qloop: Any)
         assert next(s for s in server.shown if s.title.startswith("Task")).body == "the flaky build"
 
     run(qloop, scenario())
+
+
+def test_the_cards_approve_runs_it_and_withdraws_the_notification(desktop: Any, qloop: Any) -> None:
+    app, server = desktop
+
+    async def scenario() -> None:
+        tom = await person(app, "tom")
+        row = (await app.api.post("/api/requests", headers=tom, json={"agent": "shell", "prompt": "echo approved"})
+               ).json()
+        await until(lambda: server.shown)
+        card = await app.open_card(row["id"])
+        assert card is not None
+        card.approve.click()
+        assert (await wait_state(app, row["id"], "done"))["result"] == "approved"
+        await until(lambda: server.shown[0].closed_by_app and not card.isVisible())
+        assert await app.open_card(row["id"]) is None, "no card for a request that no longer waits"
+
+    run(qloop, scenario())
