@@ -63,14 +63,7 @@ class DaemonProcess:
         return code
 
     def kill_runners(self) -> None:
-        """End every runner and command this home started, by the process groups and PIDs they recorded."""
-        for runner_json in (self.home / "tasks").glob("*/runner.json"):
-            with contextlib.suppress(OSError, ValueError, KeyError):
-                info = json.loads(runner_json.read_text())
-                if "pgid" in info:
-                    os.killpg(info["pgid"], signal.SIGKILL)
-                if not (runner_json.parent / "exit.json").exists():
-                    os.kill(info["runner_pid"], signal.SIGKILL)
+        kill_runners(self.home)
 
     # --- HTTP helpers ---------------------------------------------------------------------------------------
 
@@ -128,3 +121,15 @@ class DaemonProcess:
         if check:
             assert done.returncode == 0, done.stderr
         return done
+
+
+def kill_runners(home: Path) -> None:
+    """End every runner and command a home started, by the process groups and PIDs they recorded (the work is
+    meant to outlive its daemon; a test's must not outlive the test)."""
+    for runner_json in (home / "tasks").glob("*/runner.json"):
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            info = json.loads(runner_json.read_text())
+            if "pgid" in info:
+                os.killpg(info["pgid"], signal.SIGKILL)
+            if not (runner_json.parent / "exit.json").exists():
+                os.kill(info["runner_pid"], signal.SIGKILL)

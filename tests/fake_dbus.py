@@ -137,7 +137,7 @@ async def serve(address: str, name: str, path: str, interface: ServiceInterface)
     return bus
 
 
-async def until(condition: Any, timeout: float = 10.0) -> None:
+async def until(condition: Any, timeout: float = 30.0) -> None:
     """Wait on the running loop until `condition()` is true."""
     deadline = asyncio.get_running_loop().time() + timeout
     while not condition():

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.daemon_process import kill_runners
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 SHOTS = Path(__file__).parent.parent / ".cache" / "screenshots"  # the README shows copies from resources/
@@ -48,6 +50,7 @@ def running_app(loop: asyncio.AbstractEventLoop, tmp_path: Path, clock: Any = No
             yield app
         finally:
             run(loop, app.stop())
+            kill_runners(tmp_path / "home")
 
 
 @pytest.fixture

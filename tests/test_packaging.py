@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 sys.path.insert(0, str(ROOT / "packaging"))
 import build as packaging  # noqa: E402
+from tests.daemon_process import kill_runners  # noqa: E402
 
 pytestmark = pytest.mark.slow
 OFFSCREEN = {"QT_QPA_PLATFORM": "offscreen"}
@@ -100,6 +101,7 @@ class FrozenApp:
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             self.process.communicate(timeout=30)
+        kill_runners(self.home)
 
 
 def test_the_frozen_program_passes_its_smoke_test(bundle: Path, tmp_path: Path, secret_service: dict[str, str]
@@ -136,7 +138,7 @@ def test_the_frozen_relay_carries_an_agents_question(app_process: FrozenApp, age
         assert time.monotonic() < deadline and shown["state"] == "running", shown
         time.sleep(0.2)
     relays = [p.info["cmdline"] for p in psutil.process_iter(["cmdline"])
-              if "--coxswain-mcp-relay" in (p.info["cmdline"] or [])]
+              if "--coxswain-mcp-relay" in (p.info["cmdline"] or []) and str(app.home) in p.info["cmdline"][-1]]
     assert relays and relays[0][0] == str(app.bundle / "coxswain"), "Claude started the bundle itself as the relay"
     assert app.cox("answer", row["id"], "Yes").returncode == 0
     done = app.wait_state(row["id"], "done", timeout=90)
