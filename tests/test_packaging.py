@@ -247,3 +247,10 @@ def test_the_tarball_installs_for_one_user_and_uninstalls_exactly(bundle: Path, 
     assert removed.returncode == 0, removed.stderr
     left = {str(p.relative_to(home)) for p in home.rglob("*") if not p.is_dir()}
     assert left == set() and (home / ".local" / "share" / "coxswain").is_dir()
+
+
+def test_the_frozen_cox_makes_the_bundle_start_at_login(bundle: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    subprocess.run([str(bundle / "cox"), "autostart", "on"], env=env, check=True, capture_output=True)
+    entry = (tmp_path / "config" / "autostart" / "coxswain.desktop").read_text()
+    assert f"Exec={bundle / 'coxswain'}\n" in entry, "the tray app itself, not a Python"
