@@ -115,9 +115,13 @@ def test_the_frozen_program_passes_its_smoke_test(bundle: Path, tmp_path: Path, 
         f"cox {packaging.version()}"
 
 
-def test_the_frozen_cox_runs_a_request_under_the_bundles_own_runner(app_process: FrozenApp) -> None:
+def test_the_frozen_cox_runs_a_request_under_the_bundles_own_runner(app_process: FrozenApp, tmp_path: Path) -> None:
+    tools = tmp_path / "bin"  # a PATH with a shell and ps, and no Python
+    tools.mkdir()
+    for tool in ("sh", "ps", "echo"):
+        (tools / tool).symlink_to(shutil.which(tool) or f"/bin/{tool}")
     app = app_process.start({**os.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
-                             "PATH": "/usr/bin:/bin"})  # no Python needed on PATH
+                             "PATH": str(tools)})
     sent = app.cox("request", "--agent", "shell", "echo hello from the bundle; ps -o args= -p $PPID")
     assert sent.returncode == 0, sent.stderr
     done = app.wait_state(sent.stdout.strip(), "done")
