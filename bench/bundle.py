@@ -4,6 +4,7 @@ Prints the frozen bundle's size on disk, the .deb's and the Windows installer's 
 process start to the tray icon shown and to the daemon answering, frozen against running from source (median of 5).
 Targets: bundle under 150 MB, frozen start within 20% of source."""
 
+import importlib.util
 import os
 import sys
 import tempfile
@@ -11,8 +12,11 @@ from pathlib import Path
 
 from bench.gui import start_times
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "packaging"))
-import build as packaging
+_spec = importlib.util.spec_from_file_location("coxswain_packaging",
+                                               Path(__file__).resolve().parent.parent / "packaging" / "build.py")
+assert _spec is not None and _spec.loader is not None
+packaging = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(packaging)
 
 
 def size(path: Path) -> float:

@@ -59,7 +59,8 @@ def test_a_coloured_test_run_with_its_chip_and_first_failure(desktop: Any, qloop
         task_id = await start_task(app, PYTEST + "; printf '\\033[7m inverse \\033[0m\\n'", "pytest sample")
         await ended(app, task_id)
         console = await app.open_console()  # on nothing in particular: the newest thing
-        await until(lambda: console.chosen == ("task", task_id) and console.chip.text() == "✓ 3 ✘ 1")
+        await until(lambda: console.chosen == ("task", task_id) and console.chip.text() == "✓ 3 ✘ 1"
+                    and "test_fails_on_purpose FAILED" in console.view.toPlainText())
         assert console.chip.toolTip() == "pytest: 3 passed, 1 failed, 1 skipped"
         shown = console.view.toPlainText()
         assert "test_fails_on_purpose FAILED" in shown and "\x1b" not in shown

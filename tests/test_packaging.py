@@ -6,6 +6,7 @@ change."""
 
 import fcntl
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -21,11 +22,14 @@ import httpx
 import psutil
 import pytest
 
+from tests.daemon_process import kill_runners
+
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
-sys.path.insert(0, str(ROOT / "packaging"))
-import build as packaging  # noqa: E402
-from tests.daemon_process import kill_runners  # noqa: E402
+_spec = importlib.util.spec_from_file_location("coxswain_packaging", ROOT / "packaging" / "build.py")
+assert _spec is not None and _spec.loader is not None
+packaging = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(packaging)
 
 pytestmark = pytest.mark.slow
 OFFSCREEN = {"QT_QPA_PLATFORM": "offscreen"}
