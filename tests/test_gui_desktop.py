@@ -119,10 +119,14 @@ def test_a_request_is_approved_from_the_tray_menu_on_a_real_tray(screen: Screen,
         screen.keys("Escape")
         wait_for("the card to close", lambda: card_title not in screen.windows())
 
+        def open_menu() -> None:
+            screen.click(*icon, button=3)
+            wait_for("the tray menu", lambda: any(g[2] > 100 and g[1] < 60 for t, g in screen.windows().items()
+                                                  if t in ("", "Coxswain")))
+            time.sleep(0.3)
+
         # the tray icon's menu: the request waits first; its submenu's first item approves it
-        screen.click(*icon, button=3)
-        wait_for("the tray menu", lambda: any(g[2] > 100 and g[1] < 60 for t, g in screen.windows().items()
-                                              if t in ("", "Coxswain")))
+        open_menu()
         screen.keys("Down", "Right")
         time.sleep(0.5)
         screen.shot("tray-menu.png")
@@ -136,16 +140,16 @@ def test_a_request_is_approved_from_the_tray_menu_on_a_real_tray(screen: Screen,
         task = owner.post("/api/tasks", json={"agent": "shell", "description": "pytest sample", "command":
                           f"cd {SAMPLE} && {sys.executable} -m pytest -p no:cacheprovider --color=yes -v"}).json()
         wait_for("the test run", lambda: owner.get(f"/api/tasks/{task['id']}").json()["state"] == "ended")
-        screen.click(*icon, button=3)
-        time.sleep(0.5)
+        open_menu()
         screen.keys("Down", "Return")  # Open console
         wait_for("the console", lambda: "Coxswain" in screen.windows() and screen.windows()["Coxswain"][2] > 600)
         time.sleep(1.5)
         screen.shot("console-on-screen.png")
         screen.keys("Escape")
 
-        screen.click(*icon, button=3)
-        time.sleep(0.5)
+        wait_for("the console to close", lambda: "Coxswain" not in screen.windows()
+                 or screen.windows()["Coxswain"][2] < 600)
+        open_menu()
         screen.keys("Down", "Down", "Down", "Return")  # Open console, Pause all agents, Settings…
         wait_for("the settings", lambda: "Coxswain settings" in screen.windows())
         screen.shot("settings-on-screen.png")
