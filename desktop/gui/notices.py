@@ -11,6 +11,7 @@ from typing import Any
 
 from desktop.console.redact import redact
 from desktop.core.ids import short_form
+from desktop.gui.summary import first_line
 from desktop.resources import resource
 
 ANSWERED = {"approve", "deny", "cancel", "revoke", "expire"}  # what ends a wait for approval
@@ -42,7 +43,7 @@ def notice_for(event: dict[str, Any], request: dict[str, Any] | None = None) -> 
     short = short_form(request_id, today)
     if action == "create" and event.get("state") == "pending" and request is not None:
         return Notice("approval", f"{short} waits for your approval",
-                      f"{request['requester']} asks {request['agent']}: {first_line(redact(request['prompt']))}",
+                      f"{request['requester']} asks {request['agent']}: {first_line(redact(request['prompt']), 120)}",
                       request_id)
     if action == "fail":
         return Notice("failed", f"{short} failed", f"{event.get('agent')} · {event.get('requester')}", request_id)
@@ -53,11 +54,6 @@ def notice_for(event: dict[str, Any], request: dict[str, Any] | None = None) -> 
         return Notice("question", f"{short}: {event.get('agent')} asks", first_line(str(event["question"]), 200),
                       request_id)
     return None
-
-
-def first_line(text: str, width: int = 120) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= width else line[:width - 1].rstrip() + "…"
 
 
 class Notices:

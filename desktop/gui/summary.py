@@ -40,7 +40,7 @@ def summarize(requests: list[dict[str, Any]], paused: bool = False, failed_unsee
     running = [r for r in requests if r["state"] == "running"]
     waiting = [r for r in requests if r["state"] == "pending"]
     today = today or datetime.now(UTC).date()
-    entries = [Entry(r["id"], r["state"], _line(r, today), _first_line(r.get("prompt", ""))) for r in running + waiting]
+    entries = [Entry(r["id"], r["state"], _line(r, today), first_line(r.get("prompt", ""))) for r in running + waiting]
     known = [r["progress"] for r in running if r.get("progress") is not None]
     progress = sum(known) / len(known) if known else None
     state = ("paused" if paused else "waiting" if waiting else "failed" if failed_unseen
@@ -48,8 +48,9 @@ def summarize(requests: list[dict[str, Any]], paused: bool = False, failed_unsee
     return TraySummary(state, len(waiting), progress, entries, paused)
 
 
-def _first_line(prompt: str, width: int = 50) -> str:
-    line = prompt.strip().splitlines()[0] if prompt.strip() else ""
+def first_line(text: str, width: int = 50) -> str:
+    """The text's first line, shortened to `width` with an ellipsis."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= width else line[:width - 1].rstrip() + "…"
 
 
@@ -92,7 +93,7 @@ def test_chip(tests: dict[str, Any] | None) -> tuple[str, str]:
 def task_row(task: dict[str, Any]) -> str:
     """'T3 · api · npm test · running · ✓ 412 ✘ 2' (its status says 'no output for N min' when quiet)."""
     chip, _ = test_chip(task.get("tests"))
-    what = _first_line(task["description"] or task["command"], 40)
+    what = first_line(task["description"] or task["command"], 40)
     return " · ".join(part for part in (task["id"], task["agent"] or "", what, task["status"], chip) if part)
 
 
@@ -101,7 +102,7 @@ def request_row(request: dict[str, Any], today: date | None = None) -> str:
     parts = [short_form(request["id"], today), request["agent"], request["requester"], request["state"]]
     if request["state"] == "running" and request.get("progress") is not None:
         parts[-1] += f" {request['progress']:.0f}%"
-    return " · ".join(parts) + f": {_first_line(request.get('prompt', ''), 40)}"
+    return " · ".join(parts) + f": {first_line(request.get('prompt', ''), 40)}"
 
 
 def latest(requests: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> tuple[str, str] | None:
