@@ -1,9 +1,8 @@
-"""Notifications: which daemon events the owner hears about (each kind can be switched off in Settings), and how they
-reach them: a native notification (desktop-notifier: D-Bus on Linux, the Notification Center on macOS, toasts on
-Windows) with Approve and Deny on an approval, falling back to the tray's balloon when that fails. An approval's
-notification is withdrawn as soon as the request is answered anywhere."""
+"""Notices: which daemon events the owner hears about (each kind can be switched off in Settings), and how they reach
+them: a native notification (desktop.platform.notifications) with Approve and Deny on an approval, falling back to
+the tray's balloon when that fails. An approval's notification is withdrawn as soon as the request is answered
+anywhere."""
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -12,10 +11,9 @@ from typing import Any
 from desktop.console.redact import redact
 from desktop.core.ids import short_form
 from desktop.gui.summary import first_line
-from desktop.resources import resource
+from desktop.platform.notifications import NativeNotifications
 
 ANSWERED = {"approve", "deny", "cancel", "revoke", "expire"}  # what ends a wait for approval
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -62,14 +60,22 @@ class Notices:
     def __init__(self, balloon: Callable[[str, str], None], act: Callable[[str, str], None],
                  open_notice: Callable[[Notice], None]) -> None:
         self._balloon, self._act, self._open = balloon, act, open_notice
-        self._native: Any = None  # desktop-notifier, loaded with the first notice
+        self._native = NativeNotifications()
         self._approvals: dict[str, str] = {}  # request id -> its notification's identifier
         self.last_way = ""  # "native" or "balloon": how the last notice was shown
         self.in_balloon: Notice | None = None  # what a click on the tray's balloon opens
 
     async def show(self, notice: Notice) -> None:
-        if await self._show_natively(notice):
+        buttons = []
+        if notice.buttons and notice.request_id:
+            request_id = notice.request_id
+            buttons = [("Approve", lambda: self._act("approve", request_id)),
+                       ("Deny", lambda: self._act("deny", request_id))]
+        identifier = await self._native.send(notice.title, notice.message, buttons, lambda: self._open(notice))
+        if identifier is not None:
             self.last_way = "native"
+            if notice.buttons and notice.request_id:
+                self._approvals[notice.request_id] = identifier
             return
         self.last_way = "balloon"
         self.in_balloon = notice
@@ -78,30 +84,5 @@ class Notices:
     async def withdraw(self, request_id: str) -> None:
         """The request was answered (here or anywhere else): its approval notification goes."""
         identifier = self._approvals.pop(request_id, None)
-        if identifier is not None and self._native is not None:
-            try:
-                await self._native.clear(identifier)
-            except Exception:  # the server went away: nothing is shown there any more either
-                log.info("could not withdraw the notification of %s", request_id, exc_info=True)
-
-    async def _show_natively(self, notice: Notice) -> bool:
-        from desktop_notifier import Button, DesktopNotifier, Icon
-
-        if self._native is None:
-            self._native = DesktopNotifier(app_name="Coxswain", app_icon=Icon(path=resource("tray-waiting.svg")))
-        buttons = []
-        if notice.buttons and notice.request_id:
-            request_id = notice.request_id
-            buttons = [Button("Approve", on_pressed=lambda: self._act("approve", request_id)),
-                       Button("Deny", on_pressed=lambda: self._act("deny", request_id))]
-        try:
-            identifier = await self._native.send(notice.title, notice.message, buttons=buttons,
-                                                 on_clicked=lambda: self._open(notice))
-            # desktop-notifier logs a failure rather than raising it; a notification it knows of was delivered
-            shown = identifier in await self._native.get_current_notifications()
-        except Exception:
-            log.info("no native notification", exc_info=True)
-            return False
-        if shown and notice.buttons and notice.request_id:
-            self._approvals[notice.request_id] = identifier
-        return shown
+        if identifier is not None:
+            await self._native.withdraw(identifier)
