@@ -80,9 +80,6 @@ def _parser() -> argparse.ArgumentParser:
     p = command("autostart", _autostart, "start the tray app at login (on | off | status)")
     p.add_argument("switch", choices=["on", "off", "status"], nargs="?", default="status")
 
-    p = command("mcp", _mcp, "the MCP relay an agent session starts (stdio to the daemon; started by the runtimes)")
-    p.add_argument("--token-file", required=True, help="a file holding the session's token")
-
     p = command("daemon", _daemon, "run the daemon in the foreground (no tray)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port (default 7431; 0 picks a free one)")
@@ -297,12 +294,6 @@ def _autostart(home: Home, args: argparse.Namespace) -> int:
     else:
         print("Coxswain starts at login" if autostart.enabled() else "Coxswain does not start at login")
     return 0
-
-
-def _mcp(home: Home, args: argparse.Namespace) -> int:
-    from desktop.mcp import bridge
-
-    return bridge.main(["bridge", str(home.daemon_json), args.token_file])
 
 
 def _client(home: Home) -> Client:

@@ -111,7 +111,7 @@ class Daemon:
     async def _serve(self) -> None:
         services = Services(self.store, self.ledger, self.principals, self.agents, self.events,
                             self.runs.output_path, self.clock.wall, self.runs.agent_statuses, self.secrets, self.tasks,
-                            kick=lambda: self.dispatcher.kick())
+                            kick=lambda: self.dispatcher.kick(), setting_changed=self._setting_changed)
         _, security, mcp = build(services)
         self._mcp = mcp
         # IPPROTO_TCP explicitly: asyncio then sets TCP_NODELAY on every connection (else Nagle adds ~40 ms)
@@ -176,6 +176,17 @@ class Daemon:
         await self.runs.recheck("checked after the gap")
         self.dispatcher.kick()
 
+    def _setting_changed(self, key: str) -> None:
+        if key == "agents_paused":
+            self.dispatcher.kick()
+        elif key == "keep_awake":
+            self._check_keep_awake()
+
+    def _check_keep_awake(self) -> None:
+        task = asyncio.ensure_future(self._keep_awake_while_working())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     async def _keep_awake_while_working(self) -> None:
         """The idle-sleep lock is held exactly while a request runs and the owner wants the computer kept awake."""
         working = bool(requests_sql.in_states(self.store.conn, (State.RUNNING,)))
@@ -185,7 +196,6 @@ class Daemon:
         """Every few seconds: keep the heartbeat, and treat a wall-clock gap like a wake from sleep."""
         gap = self._gaps.check()
         self._beat()
-        await self._keep_awake_while_working()  # also follows the owner switching the setting
         if gap is not None and self._suspended_at is None:
             await self._after_gap(gap.started, gap.ended)
 
@@ -216,9 +226,7 @@ class Daemon:
         if request.state == State.APPROVED:
             self.dispatcher.kick()
         if action in (Action.DISPATCH, Action.RESUME, Action.SUCCEED, Action.FAIL, Action.STOP, Action.INTERRUPT):
-            task = asyncio.ensure_future(self._keep_awake_while_working())
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+            self._check_keep_awake()
         if action == Action.CANCEL and request.state == State.RUNNING:
             self.runs.cancel_soon(request, asking=self.ledger.open_question(request.id) is not None)
             self.ledger.withdraw_questions(request.id, "the request was cancelled")
@@ -228,7 +236,7 @@ class Daemon:
                              "value": event.value, "requester": request.requester})
 
     def _session_tools(self, request_id: str, task_dir: Path) -> SessionTools:
-        """`cox mcp` for one turn, with a token good for this running request only (in a file only we can read)."""
+        """The MCP relay for one turn, with a token good for this running request only (in a file only we can read)."""
         token_file = task_dir / "session.token"
         descriptor = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(descriptor, "w") as f:

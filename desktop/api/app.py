@@ -50,6 +50,7 @@ class Services:
     secrets: Secrets
     tasks: BackgroundTasks
     kick: Callable[[], None]  # look at the agents' queues again
+    setting_changed: Callable[[str], None]  # the owner changed this setting (it is stored and published)
 
 
 def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, LocalSecurity, McpEndpoint]:
@@ -59,6 +60,11 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
     def actor(request: Request) -> Actor:
         found: Actor = request.state.actor
         return found
+
+    def change_setting(key: str, value: str, who: Actor) -> None:
+        settings.change(s.store, key, value, who, s.wall())
+        s.events.publish({"type": "settings", "key": key, "value": value})
+        s.setting_changed(key)
 
     def owner(request: Request) -> Actor:
         who = actor(request)
@@ -104,15 +110,12 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
     @api.post("/api/agents/pause")
     async def pause_agents(body: m.Empty, request: Request) -> dict[str, str]:
         """Nothing new starts on any agent until they are resumed (what runs goes on)."""
-        settings.change(s.store, "agents_paused", "yes", owner(request), s.wall())
-        s.events.publish({"type": "settings", "key": "agents_paused", "value": "yes"})
+        change_setting("agents_paused", "yes", owner(request))
         return {"agents_paused": "yes"}
 
     @api.post("/api/agents/resume")
     async def resume_agents(body: m.Empty, request: Request) -> dict[str, str]:
-        settings.change(s.store, "agents_paused", "no", owner(request), s.wall())
-        s.events.publish({"type": "settings", "key": "agents_paused", "value": "no"})
-        s.kick()
+        change_setting("agents_paused", "no", owner(request))
         return {"agents_paused": "no"}
 
     @api.post("/api/agents", status_code=201)
@@ -245,10 +248,7 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
 
     @api.post("/api/settings")
     async def set_setting(body: m.SettingChange, request: Request) -> dict[str, str]:
-        settings.change(s.store, body.key, body.value, actor(request), s.wall())
-        s.events.publish({"type": "settings", "key": body.key, "value": body.value})
-        if body.key == "agents_paused":
-            s.kick()
+        change_setting(body.key, body.value, actor(request))
         return settings.effective(s.store)
 
     @api.get("/api/audit")

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.gui import PLAIN_IMPORT
 from desktop.gui.bridge import Bridge
-from desktop.gui.notices import ANSWERED, Notice, Notices, notice_for
+from desktop.gui.notices import ANSWERED, Notice, Notices, approval_notice, notice_for, waits_for_approval
 from desktop.gui.power import watch_power
 from desktop.gui.single import Listener, ask_running_app
 from desktop.gui.summary import summarize
@@ -56,7 +56,6 @@ class TrayApp:
 
     async def start(self) -> None:
         self.listener = Listener(self.home, self.come_forward)
-        self.tray.show()  # "starting", until the daemon answers
         daemon_module, http = await asyncio.to_thread(_load_daemon)
         self.daemon: Daemon = daemon_module.Daemon(self.home, port=self.port, clock=self._clock)
         self.bridge = Bridge(self.daemon.events)
@@ -88,8 +87,8 @@ class TrayApp:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):  # from the first moment: a quit while starting waits for it
             loop.add_signal_handler(signum, self.quit_requested.set)
-        self.tray.show()
-        print("Coxswain is starting…", flush=True)  # the icon is there
+        self.tray.show()  # "starting", until the daemon answers
+        print("Coxswain is starting…", flush=True)
         await self.start()
         try:
             if smoke_test:
@@ -101,10 +100,12 @@ class TrayApp:
         finally:
             await self.stop()
 
-    async def refresh(self) -> None:
-        requests = (await self.api.get("/api/requests", params={"limit": 200})).json()
+    async def refresh(self) -> list[dict[str, Any]]:
+        """The tray shows what the daemon has now; the request list is returned for whoever else shows it."""
+        requests: list[dict[str, Any]] = (await self.api.get("/api/requests", params={"limit": 200})).json()
         paused = self.settings.get("agents_paused") == "yes"
         self.tray.show_summary(summarize(requests, paused=paused, failed_unseen=self._failed_unseen))
+        return requests
 
     async def act(self, verb: str, request_id: str) -> None:
         """A click in the tray, a card or a notification, done through the API like any other client's."""
@@ -199,21 +200,24 @@ class TrayApp:
                 self._failed_unseen = True
             if event.get("action") in ANSWERED:
                 self.work.start(self._answered(event["id"]))
-        self.work.start(self._notify(event))
+        if waits_for_approval(event):
+            self.work.start(self._notify_approval(event["id"]))
+        elif (notice := notice_for(event)) is not None:
+            self.work.start(self._notify(notice))
         if self._refreshing is None or self._refreshing.done():  # one refresh at a time is enough
             self._refreshing = asyncio.ensure_future(self._refresh_all())
 
     async def _refresh_all(self) -> None:
-        await self.refresh()
+        requests = await self.refresh()
         if self.console is not None and self.console.isVisible():
-            await self.console.refresh()
+            await self.console.refresh(requests)
 
-    async def _notify(self, event: dict[str, Any]) -> None:
-        request = None
-        if event.get("type") == "request" and event.get("action") == "create" and event.get("state") == "pending":
-            request = (await self.api.get(f"/api/requests/{event['id']}")).json()
-        notice = notice_for(event, request)
-        if notice is not None and self.settings.get(f"notify_{notice.kind}", "yes") == "yes":
+    async def _notify_approval(self, request_id: str) -> None:
+        if self.settings.get("notify_approval", "yes") == "yes":  # else the row need not be fetched
+            await self._notify(approval_notice((await self.api.get(f"/api/requests/{request_id}")).json()))
+
+    async def _notify(self, notice: Notice) -> None:
+        if self.settings.get(f"notify_{notice.kind}", "yes") == "yes":
             await self.notices.show(notice)
 
     async def _answered(self, request_id: str) -> None:

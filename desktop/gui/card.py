@@ -43,7 +43,6 @@ class ApprovalCard(QWidget):
         self._request, self._now = request, now
         today = now().date()
         self.setWindowTitle(f"{short_form(self.request_id, today)} waits for your approval — Coxswain")
-        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
         self.resize(520, 420)
 
         heading = QLabel(f"<b>{escape(request['requester'])}</b> asks <b>{escape(request['agent'])}</b>")

@@ -103,8 +103,10 @@ class ConsoleWindow(QWidget):
 
     # --- the list on the left ------------------------------------------------------------------------------
 
-    async def refresh(self) -> None:
-        requests = (await self._api.get("/api/requests", params={"limit": 200})).json()
+    async def refresh(self, requests: list[dict[str, Any]] | None = None) -> None:
+        """The list on the left (given the request list when the caller has just fetched it)."""
+        if requests is None:
+            requests = (await self._api.get("/api/requests", params={"limit": 200})).json()
         tasks = [t for t in (await self._api.get("/api/tasks")).json() if t["kind"] != "request"]
         self.list.show_work(requests, tasks)
         if self.chosen and self.chosen[0] == "task":
@@ -176,16 +178,18 @@ class ConsoleWindow(QWidget):
         request = (await self._api.get(f"/api/requests/{request_id}")).json()
         self._hide_details()
         self.header.setText(f"{request['id']} · {request['agent']} · {request['requester']}: {request['prompt']}")
-        self._show_timeline(request)
         self._stream, self._end, self._pending_shown = ConsoleStream(), 0, False
         self.view.show_lines([])
         await self._follow_request(request_id)
         self.view.scroll_to_end()
         self.stop_button.setText("Cancel")
-        self.stop_button.setVisible(request["state"] in ("pending", "approved", "running"))
-        self._set_live(request["state"] in ("pending", "approved", "running"))
+        self._show_request_state(request)
 
-    def _show_timeline(self, request: dict[str, Any]) -> None:
+    def _show_request_state(self, request: dict[str, Any]) -> None:
+        """Its timeline and progress; Cancel and once-a-second polling while it can still change."""
+        can_change = request["state"] in ("pending", "approved", "running")
+        self.stop_button.setVisible(can_change)
+        self._set_live(can_change)
         self.timeline.clear()
         for entry in request.get("timeline") or []:
             at = datetime.fromisoformat(entry["at"]).astimezone().strftime("%H:%M:%S")
@@ -221,9 +225,7 @@ class ConsoleWindow(QWidget):
             await self._follow_request(item_id)
             request = (await self._api.get(f"/api/requests/{item_id}")).json()
             if self.chosen == ("request", item_id):
-                self._show_timeline(request)
-                self._set_live(request["state"] in ("pending", "approved", "running"))
-                self.stop_button.setVisible(request["state"] in ("pending", "approved", "running"))
+                self._show_request_state(request)
 
     async def load_earlier(self) -> None:
         if self.chosen is None or self.chosen[0] != "task" or self._before is None:

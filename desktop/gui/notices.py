@@ -29,8 +29,20 @@ class Notice:
         return self.kind == "approval"
 
 
-def notice_for(event: dict[str, Any], request: dict[str, Any] | None = None) -> Notice | None:
-    """What to tell the owner about a daemon event, if anything. `request` is the request's row, for an approval."""
+def waits_for_approval(event: dict[str, Any]) -> bool:
+    """A new request that waits for the owner (its notice needs the request's row: `approval_notice`)."""
+    return event.get("type") == "request" and event.get("action") == "create" and event.get("state") == "pending"
+
+
+def approval_notice(request: dict[str, Any]) -> Notice:
+    short = short_form(request["id"], datetime.now(UTC).date())
+    return Notice("approval", f"{short} waits for your approval",
+                  f"{request['requester']} asks {request['agent']}: {first_line(redact(request['prompt']), 120)}",
+                  request["id"])
+
+
+def notice_for(event: dict[str, Any]) -> Notice | None:
+    """What else to tell the owner about a daemon event, if anything."""
     today = datetime.now(UTC).date()
     if event.get("type") == "task_failed":
         return Notice("task_failed", f"Task {event['id']} failed", event.get("description") or "a background task",
@@ -39,10 +51,6 @@ def notice_for(event: dict[str, Any], request: dict[str, Any] | None = None) -> 
         return None
     action, request_id = event.get("action"), str(event.get("id"))
     short = short_form(request_id, today)
-    if action == "create" and event.get("state") == "pending" and request is not None:
-        return Notice("approval", f"{short} waits for your approval",
-                      f"{request['requester']} asks {request['agent']}: {first_line(redact(request['prompt']), 120)}",
-                      request_id)
     if action == "fail":
         return Notice("failed", f"{short} failed", f"{event.get('agent')} · {event.get('requester')}", request_id)
     if action == "expire":

@@ -143,11 +143,14 @@ class SettingsWindow(QWidget):
         form.addRow("Model", self.model)
         buttons = QHBoxLayout()
         self.add_agent, self.change_agent, self.remove_agent = (QPushButton(t) for t in ("Add", "Save", "Remove"))
-        self.add_agent.clicked.connect(lambda: self.work.start(self._agent_call("/api/agents", with_name=True)))
+        def name() -> str:
+            return self.agent_name.text().strip()
+
+        self.add_agent.clicked.connect(lambda: self.work.start(self._agent_call(
+            "/api/agents", {"name": name(), **self._agent_setup()})))
         self.change_agent.clicked.connect(lambda: self.work.start(self._agent_call(
-            f"/api/agents/{self.agent_name.text().strip()}/change", with_name=False)))
-        self.remove_agent.clicked.connect(lambda: self.work.start(self._agent_call(
-            f"/api/agents/{self.agent_name.text().strip()}/remove", with_name=None)))
+            f"/api/agents/{name()}/change", self._agent_setup())))
+        self.remove_agent.clicked.connect(lambda: self.work.start(self._agent_call(f"/api/agents/{name()}/remove", {})))
         for button in (self.add_agent, self.change_agent, self.remove_agent):
             buttons.addWidget(button)
         buttons.addStretch(1)
@@ -180,14 +183,13 @@ class SettingsWindow(QWidget):
         if chosen:
             self.folder.setText(chosen)
 
-    async def _agent_call(self, path: str, with_name: bool | None) -> None:
-        """Add (with_name), change (False) or remove (None) the agent in the form."""
-        body: dict[str, Any] = {}
-        if with_name is not None:
-            body = {"runtime": self.runtime.currentText(), "folder": self.folder.text().strip(),
-                    "model": self.model.text().strip() or None}
-            if with_name:
-                body["name"] = self.agent_name.text().strip()
+    def _agent_setup(self) -> dict[str, Any]:
+        """The runtime, folder and model in the form."""
+        return {"runtime": self.runtime.currentText(), "folder": self.folder.text().strip(),
+                "model": self.model.text().strip() or None}
+
+    async def _agent_call(self, path: str, body: dict[str, Any]) -> None:
+        """Add, change or remove the agent in the form; the daemon's answer is said under it."""
         answer = await self._api.post(path, json=body)
         failed = answer.status_code >= 400
         self.agent_status.setStyleSheet(ERROR if failed else "")

@@ -30,7 +30,7 @@ class Tray(QSystemTrayIcon):
         self.setContextMenu(self.menu)
         self.shown: TraySummary | None = None
         self.balloons: list[tuple[str, str]] = []  # what was said in the tray's balloon, newest last (the last 20)
-        self._menu_waits: TraySummary | None = None  # a menu that is open is not rebuilt under the pointer
+        self._menu_stale = False  # a menu that is open is not rebuilt under the pointer; it is once it closes
         self.menu.aboutToHide.connect(self._menu_closed)
         self.show_summary(TraySummary("starting", 0, None, []))
 
@@ -38,15 +38,15 @@ class Tray(QSystemTrayIcon):
         self.shown = summary
         self.setIcon(self._icon(summary))
         self.setToolTip(summary.tooltip)
-        if self.menu.isVisible():
-            self._menu_waits = summary
-        else:
+        self._menu_stale = self.menu.isVisible()
+        if not self._menu_stale:
             self._fill_menu(summary)
 
     def _menu_closed(self) -> None:
-        if self._menu_waits is not None:  # after the click it was closed for has been handled
-            summary, self._menu_waits = self._menu_waits, None
-            QTimer.singleShot(0, lambda: self._fill_menu(self.shown or summary))
+        if self._menu_stale and self.shown is not None:  # after the click it was closed for has been handled
+            self._menu_stale = False
+            shown = self.shown
+            QTimer.singleShot(0, lambda: self._fill_menu(shown))
 
     def balloon(self, title: str, message: str) -> None:
         """The tray's own message: the last resort for a notice, and where a failed click says why."""
@@ -60,22 +60,24 @@ class Tray(QSystemTrayIcon):
             return self._badged(summary.waiting)
         if summary.state != "running" or summary.progress is None:
             return self._icons.get(summary.state, self._icons["idle"])
-        picture = self._icons["running"].pixmap(ICON_SIZE, ICON_SIZE)
-        ring = QPixmap(picture)
-        painter = QPainter(ring)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        picture, painter = self._painting("running")
         painter.setPen(QPen(QColor("#22c55e"), ICON_SIZE / 10, Qt.PenStyle.SolidLine, Qt.PenCapStyle.FlatCap))
         inset = ICON_SIZE / 20
         painter.drawArc(QRectF(inset, inset, ICON_SIZE - 2 * inset, ICON_SIZE - 2 * inset), 90 * 16,
                         -round(360 * 16 * min(max(summary.progress, 0.0), 100.0) / 100))
         painter.end()
-        return QIcon(ring)
+        return QIcon(picture)
+
+    def _painting(self, state: str) -> tuple[QPixmap, QPainter]:
+        """A copy of the state's picture, and a painter on it (end it before using the picture)."""
+        picture = QPixmap(self._icons[state].pixmap(ICON_SIZE, ICON_SIZE))
+        painter = QPainter(picture)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        return picture, painter
 
     def _badged(self, count: int) -> QIcon:
         """The waiting picture with a red badge that holds how many wait."""
-        picture = QPixmap(self._icons["waiting"].pixmap(ICON_SIZE, ICON_SIZE))
-        painter = QPainter(picture)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        picture, painter = self._painting("waiting")
         badge = QRectF(ICON_SIZE * 0.44, ICON_SIZE * 0.44, ICON_SIZE * 0.56, ICON_SIZE * 0.56)
         painter.setPen(QPen(QColor("#ffffff"), ICON_SIZE / 32))
         painter.setBrush(QColor(BADGE))

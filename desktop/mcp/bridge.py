@@ -1,6 +1,7 @@
-"""The MCP server an agent CLI starts (`python -S -I bridge.py DAEMON_JSON TOKEN_FILE`, or `cox mcp`): a relay
-between the CLI's stdio and the daemon's own MCP endpoint (`POST /mcp`, stateless streamable HTTP), where the
-tools run. Standard library only, so it is up in a few tens of milliseconds and no CLI waits on it.
+"""The MCP server an agent CLI starts (`python -S -I bridge.py DAEMON_JSON TOKEN_FILE`, or the frozen bundle with
+`--coxswain-mcp-relay`): a relay between the CLI's stdio and the daemon's own MCP endpoint (`POST /mcp`, stateless
+streamable HTTP), where the tools run. Standard library only, so it is up in a few tens of milliseconds and no CLI
+waits on it.
 
 Each message the CLI writes is posted on its own thread (a question may wait for hours while other calls go on).
 The daemon's address is read from `daemon.json` before each post, and a post that finds no daemon is made again

@@ -22,7 +22,7 @@ class Launch:
 
 @dataclass(frozen=True)
 class SessionTools:
-    """How the runtime starts Coxswain's MCP server (`cox mcp …`) for this turn; its tools are named
+    """How the runtime starts Coxswain's MCP relay (desktop.reentry.relay_command) for this turn; its tools are named
     `ask_question` and `permission_prompt` on the server `coxswain`."""
 
     command: str
