@@ -121,6 +121,14 @@ def _parser() -> argparse.ArgumentParser:
         f"revoked {r['name']}" + (f"; cancelled {', '.join(r['cancelled'])}" if r["cancelled"] else ""))))
     person.add_parser("list", help="list people and machines").set_defaults(handler=lambda h, a: _print(
         _client(h).get("/api/people"), lambda rows: _table(rows, ("name", "kind", "created_at", "revoked_at"))))
+    p = person.add_parser("link", help="a one-time link that signs a person (or 'owner') in to the room; "
+                                       "good for 15 minutes")
+    p.add_argument("name")
+    p.set_defaults(handler=lambda h, a: _print(_client(h).post("/api/room/link", {"person": a.name}), lambda r: (
+        f"{r['url']}\n(one use, until {r['expires_at']}; share it only with {a.name})")))
+
+    command("room", lambda h, a: _print(_client(h).get("/api/room"), _room_text),
+            "where the room (the web page for phones) is reached; change it with `cox settings set room_address`")
 
     p = command("request", _request, "send a request to an agent; prints its ID")
     p.add_argument("--agent", required=True)
@@ -344,6 +352,17 @@ def _secret_set(home: Home, args: argparse.Namespace) -> int:
     _client(home).post("/api/secrets", {"name": args.name, "value": value.strip()})
     print(f"stored {args.name} in the keyring")
     return 0
+
+
+def _room_text(room: dict[str, Any]) -> str:
+    lines = [f"on this computer: {room['local_url']}"]
+    if room["url"]:
+        lines.append(f"on the network:   {room['url']}  (certificate SHA-256 {room['fingerprint']})")
+    elif room["problem"]:
+        lines.append(f"on the network:   not served: {room['problem']}")
+    else:
+        lines.append("on the network:   off (cox settings set room_address <an address of this computer>)")
+    return "\n".join(lines)
 
 
 def _person_add(home: Home, args: argparse.Namespace) -> int:

@@ -7,17 +7,17 @@ import json
 import logging
 import os
 import signal
-import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-import uvicorn
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.date import DateTrigger
 
 from desktop.api.app import Services, build
+from desktop.api.serving import listening_socket, serve, shut
 from desktop.console.redact import redact
 from desktop.core import settings
 from desktop.core.actors import Actor
@@ -28,12 +28,14 @@ from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
 from desktop.core.principals import OWNER, Principals
 from desktop.core.states import Action, State
+from desktop.core.websessions import WebSessions
 from desktop.platform.credentials import owner_token
 from desktop.platform.instance import InstanceLock
 from desktop.platform.paths import DEFAULT_PORT, Home
 from desktop.platform.secrets import Secrets
 from desktop.platform.sleep import power_for_platform
 from desktop.reentry import relay_command
+from desktop.room.listener import RoomListener
 from desktop.runtimes import builtin_runtimes
 from desktop.runtimes.base import Event, Runtime, SessionTools
 from desktop.runtimes.runner import write_atomically
@@ -111,36 +113,27 @@ class Daemon:
     async def _serve(self) -> None:
         services = Services(self.store, self.ledger, self.principals, self.agents, self.events,
                             self.runs.output_path, self.clock.wall, self.runs.agent_statuses, self.secrets, self.tasks,
-                            kick=lambda: self.dispatcher.kick(), setting_changed=self._setting_changed)
+                            kick=lambda: self.dispatcher.kick(), setting_changed=self._setting_changed,
+                            web=WebSessions(self.store, self.principals, self.clock.wall, self.clock.mono),
+                            room_status=lambda: self.room.status())
         _, security, mcp = build(services)
         self._mcp = mcp
-        # IPPROTO_TCP explicitly: asyncio then sets TCP_NODELAY on every connection (else Nagle adds ~40 ms)
-        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM,
-                             socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, self.port))
+        sock = listening_socket(self.host, self.port)
         self.port = sock.getsockname()[1]
         security.allow_port(self.port)
-        # keep-alive 30 s: a busy client must not have a pooled connection closed under it
-        config = uvicorn.Config(security, log_level="warning", access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=2, timeout_keep_alive=30)
-        self._server = _EmbeddedServer(config)
-        self._serving = asyncio.create_task(self._server.serve(sockets=[sock]), name="http")
-        while not self._server.started:
-            if self._serving.done():
-                self._serving.result()
-            await asyncio.sleep(0.005)
+        self._server, self._serving = await serve(security, sock)
         shown_host = f"[{self.host}]" if ":" in self.host else self.host
         self.url = f"http://{shown_host}:{self.port}"
         write_atomically(str(self.home.daemon_json),
                          json.dumps({"pid": os.getpid(), "url": self.url, "started_at": self.clock.wall()}))
         log.info("listening on %s", self.url)
+        self.room = RoomListener(security, self.store, self.home.root, self.url)
+        await self.room.apply()
 
     async def stop(self) -> None:
         """Stop serving and following; commands go on under their runners and are re-attached at the next start."""
-        self._server.should_exit = True
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._serving, 5)
+        await self.room.close()
+        await shut(self._server, self._serving)
         await self.sleep.stop()
         self.scheduler.shutdown(wait=False)
         with contextlib.suppress(Exception):
@@ -181,9 +174,14 @@ class Daemon:
             self.dispatcher.kick()
         elif key == "keep_awake":
             self._check_keep_awake()
+        elif key.startswith("room_"):
+            self._in_background(self.room.apply())
 
     def _check_keep_awake(self) -> None:
-        task = asyncio.ensure_future(self._keep_awake_while_working())
+        self._in_background(self._keep_awake_while_working())
+
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
@@ -266,12 +264,6 @@ class Daemon:
         if not self.agents.listing():
             self.home.workspace.mkdir(exist_ok=True)
             self.agents.add("shell", "shell", str(self.home.workspace), Actor(OWNER, "owner"))
-
-
-class _EmbeddedServer(uvicorn.Server):
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield  # the daemon owns SIGINT and SIGTERM
 
 
 def _clock_time(at: float) -> str:

@@ -13,9 +13,11 @@ from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse
 
 from desktop.api import models as m
+from desktop.api.room import add_room
 from desktop.api.security import MCP_PATH, LocalSecurity
+from desktop.console import sgr
 from desktop.console.redact import redact
-from desktop.console.stream import folded
+from desktop.console.stream import ConsoleStream, folded
 from desktop.core import audit, settings
 from desktop.core.actors import Actor
 from desktop.core.agents import Agents
@@ -23,6 +25,8 @@ from desktop.core.errors import Conflict, CoxError, Forbidden, Invalid, NotFound
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
 from desktop.core.principals import Principals
+from desktop.core.states import TERMINAL
+from desktop.core.websessions import WebSessions
 from desktop.mcp.endpoint import McpEndpoint
 from desktop.platform.secrets import SECRETS, Secrets, SecretStoreError
 from desktop.store import audit as audit_sql
@@ -51,6 +55,8 @@ class Services:
     tasks: BackgroundTasks
     kick: Callable[[], None]  # look at the agents' queues again
     setting_changed: Callable[[str], None]  # the owner changed this setting (it is stored and published)
+    web: WebSessions
+    room_status: Callable[[], dict[str, Any]]  # where the room is reached (see desktop/room/listener.py)
 
 
 def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, LocalSecurity, McpEndpoint]:
@@ -183,7 +189,7 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
         return m.RequestOut.of(s.ledger.retry(request_id, actor(request)))
 
     @api.get("/api/requests/{request_id}/output")
-    async def output(request_id: str, request: Request, offset: int = 0) -> m.Output:
+    async def output(request_id: str, request: Request, offset: int = 0, styled: bool = False) -> m.Output:
         row = s.ledger.visible(request_id, actor(request))
         path = s.output_path(row.id)
         data = b""
@@ -191,10 +197,16 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
             with open(path, "rb") as f:
                 f.seek(max(0, offset))
                 data = f.read(OUTPUT_CHUNK)
-        if len(data) == OUTPUT_CHUNK and b"\n" in data:  # whole lines only: a secret is never cut in two
-            data = data[:data.rindex(b"\n") + 1]
+        if (len(data) == OUTPUT_CHUNK or (styled and row.state not in TERMINAL)) and b"\n" in data:
+            data = data[:data.rindex(b"\n") + 1]  # whole lines only: a secret is never cut in two
+        elif styled and row.state not in TERMINAL:
+            data = b""  # a web page is given whole lines until the request ends
+        lines = None
+        if styled:
+            stream = ConsoleStream()
+            lines = [sgr.styled(folded(line.text, line.count)) for line in [*stream.feed(data), *stream.finish()]]
         return m.Output(text=redact(data.decode("utf-8", "replace")), offset=max(0, offset) + len(data),
-                        state=row.state)
+                        state=row.state, styled=lines)
 
     # --- background tasks (agents reach them through the MCP tools) ------------------------------------------
 
@@ -213,7 +225,7 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
 
     @api.get("/api/tasks/{task_id}/output")
     async def task_output(task_id: str, request: Request, lines: int = 2000, before: int | None = None,
-                          after: int | None = None, plain: bool = False) -> m.TaskOutput:
+                          after: int | None = None, plain: bool = False, styled: bool = False) -> m.TaskOutput:
         """The last lines (or the page `before` an offset, or what came `after` one: a live console's next read)."""
         view = s.tasks.view(s.tasks.visible(task_id, actor(request)))
         output, lines = Path(view.row.dir) / "output", max(1, min(lines, 2000))
@@ -221,7 +233,9 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
             page = output_since(output, after, lines)
         else:
             page = output_page(output, lines, before, colours=not plain)
-        return m.TaskOutput(lines=[folded(text, count) for text, count in page.lines], before=page.before,
+        shown = [folded(text, count) for text, count in page.lines]
+        return m.TaskOutput(lines=shown, styled=[sgr.styled(line) for line in shown] if styled else None,
+                            before=page.before,
                             older_not_loaded=page.older_not_loaded, pending=page.pending, end=page.end, more=page.more,
                             note=view.note if before is None else None)
 
@@ -282,12 +296,13 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
 
         return EventSourceResponse(stream(), ping=15)
 
+    add_room(api, s.web, s.room_status, actor, owner)
     mcp = McpEndpoint(s.ledger, s.tasks, s.events)
 
     async def routed(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await (mcp if scope["type"] == "http" and scope["path"] == MCP_PATH else api)(scope, receive, send)
 
-    security = LocalSecurity(routed, s.principals.authenticate, hosts)
+    security = LocalSecurity(routed, s.principals.authenticate, s.web.actor, hosts)
     return api, security, mcp
 
 

@@ -197,6 +197,7 @@ class TaskOutput(BaseModel):
     end: int  # pass as ?after= for the lines that come next
     more: bool = False  # (with ?after=) more lines are there already: ask again at once
     note: str | None  # e.g. why output stops here (a pipe into tail)
+    styled: list[list[dict[str, Any]]] | None = None  # (with ?styled=true) each line as styled runs, for a web page
 
 
 class PrincipalOut(BaseModel):
@@ -242,3 +243,4 @@ class Output(BaseModel):
     text: str
     offset: int
     state: str
+    styled: list[list[dict[str, Any]]] | None = None  # (with ?styled=true) the text's whole lines as styled runs

@@ -2,7 +2,7 @@
 Covers what terminals' programs print: bold, faint, italic, underline, inverse, the 16 colours, 256 colours and
 24-bit colour; anything else is ignored."""
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from desktop.console.ansi import SGR
@@ -106,3 +106,8 @@ def colour_256(n: int) -> str | None:
     n -= 16
     r, g, b = (0 if v == 0 else 55 + v * 40 for v in (n // 36, n // 6 % 6, n % 6))
     return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def styled(line: str) -> list[dict[str, Any]]:
+    """The line's runs as JSON for a web page: text plus only what differs from plain (`fg`, `bg`, flags)."""
+    return [{"text": text, **{k: v for k, v in asdict(style).items() if v}} for text, style in runs(line)]

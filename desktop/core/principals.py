@@ -10,7 +10,7 @@ from desktop.core import audit
 from desktop.core.actors import Actor
 from desktop.core.errors import Conflict, Forbidden, Invalid, NotFound
 from desktop.core.ledger import Ledger
-from desktop.store import directory
+from desktop.store import directory, web
 from desktop.store.db import Store
 from desktop.store.rows import PrincipalRow
 
@@ -90,6 +90,7 @@ class Principals:
             now = self._wall()
             with self._store.transaction() as conn:
                 directory.revoke_principal(conn, name, now)
+                web.end_sessions_of(conn, name)
                 audit.append(conn, now, actor, "revoke", None, f"revoked {row.kind} {name}")
         return self._ledger.revoke_requests_of(name, actor)
 

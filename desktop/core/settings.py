@@ -1,8 +1,10 @@
 """The owner's settings: names, defaults and validation. Values are stored as the text the owner typed."""
 
+import ipaddress
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from desktop.core import audit
 from desktop.core.actors import Actor
@@ -43,6 +45,34 @@ def _yes_no(text: str) -> int:
     return answer
 
 
+def _listen_address(text: str) -> int:
+    """0: the room is on this computer only; 1: it is also served, over HTTPS, at this address."""
+    if text.strip() == "loopback":
+        return 0
+    try:
+        address = ipaddress.ip_address(text.strip())
+    except ValueError:
+        raise Invalid(f"'{text[:40]}' is not an IP address (or 'loopback': this computer only)") from None
+    if address.is_unspecified:
+        raise Invalid("choose one address of this computer: 0.0.0.0 or :: would open the room on every network")
+    return 1
+
+
+def _port(text: str) -> int:
+    if not text.strip().isdigit() or not 1024 <= int(text) <= 65535:
+        raise Invalid(f"'{text[:20]}' is not a port number from 1024 to 65535")
+    return int(text)
+
+
+def _certificate(text: str) -> int:
+    """0: the daemon makes its own certificate; 1: a PEM file of the owner's holds the certificate and its key."""
+    if text.strip() == "generated":
+        return 0
+    if not Path(text).expanduser().is_file():
+        raise Invalid(f"there is no file '{text[:200]}' (a PEM file with the certificate and its key, or 'generated')")
+    return 1
+
+
 SETTINGS: dict[str, Setting] = {
     "approval_ttl": Setting("24h", _duration_between(1, 30 * 86400), "how long a request waits for approval"),
     "cancel_grace": Setting("5s", _duration_between(0, 600), "time a cancelled command has to exit before a kill"),
@@ -55,6 +85,11 @@ SETTINGS: dict[str, Setting] = {
         ("approval", "a request waits for your approval"), ("failed", "a request failed"),
         ("expired", "a request expired unanswered"), ("task_failed", "a background task failed"),
         ("question", "an agent asks a question"))},
+    "room_address": Setting("loopback", _listen_address,
+                            "'loopback', or an address of this computer where the room is also served over HTTPS"),
+    "room_port": Setting("7432", _port, "the room's HTTPS port at room_address"),
+    "room_certificate": Setting("generated", _certificate,
+                                "'generated', or a PEM file holding the room's certificate and private key"),
 }
 
 
@@ -80,6 +115,11 @@ def change(store: Store, key: str, value: str, actor: Actor, at: float) -> None:
     with store.transaction() as conn:
         directory.set_setting(conn, key, value)
         audit.append(conn, at, actor, "set_setting", None, f"{key} = {value}")
+
+
+def text(conn: sqlite3.Connection, key: str) -> str:
+    """The setting's text in effect (for the settings that are not numbers)."""
+    return directory.settings(conn).get(key, SETTINGS[key].default).strip()
 
 
 def effective(store: Store) -> dict[str, str]:

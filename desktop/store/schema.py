@@ -119,4 +119,19 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE agents ADD COLUMN removed_at REAL;
     """,
+    # 4: the room: people signed in from a browser, and one-time sign-in codes (only hashes are stored)
+    """
+    CREATE TABLE web_sessions (
+        id_hash      TEXT PRIMARY KEY,
+        principal    TEXT NOT NULL REFERENCES principals(name),
+        created_at   REAL NOT NULL,
+        expires_at   REAL NOT NULL
+    );
+    CREATE INDEX web_sessions_by_principal ON web_sessions(principal);
+    CREATE TABLE room_codes (
+        code_hash    TEXT PRIMARY KEY,
+        principal    TEXT NOT NULL REFERENCES principals(name),
+        expires_at   REAL NOT NULL
+    );
+    """,
 ]

@@ -1,0 +1,386 @@
+// The room: the daemon's HTTP API seen from a browser. Everything an agent, a prompt or a console line says is put
+// on the page as text (textContent), never as HTML, so nothing from them can run here.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const FINAL = new Set(["done", "failed", "cancelled", "expired"]);
+const PAGE = 500;
+let me = null;            // {you, owner, csrf}
+let requests = [];        // newest first
+let agents = [];
+let events = null;
+let current = null;       // the open request's page: {id, request, console: {...}}
+let refreshing = null;
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function short(id) { return id.replace(/^R\d{8}-/, "R-"); }
+function firstLine(text, max = 90) {
+  const line = (text || "").split("\n")[0];
+  return line.length > max ? line.slice(0, max - 1) + "…" : line;
+}
+function clock(iso) { return new Date(iso).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", second: "2-digit"}); }
+function left(iso) {
+  const seconds = Math.max(0, Math.round((new Date(iso) - Date.now()) / 1000));
+  if (seconds >= 3600) return `${Math.floor(seconds / 3600)} h ${Math.floor(seconds % 3600 / 60)} min left`;
+  if (seconds >= 60) return `${Math.floor(seconds / 60)} min left`;
+  return `${seconds} s left`;
+}
+function say(text) { $("status").textContent = text; }
+
+async function api(path, body) {
+  const init = {credentials: "same-origin", headers: {}};
+  if (body !== undefined) {
+    init.method = "POST";
+    init.body = JSON.stringify(body);
+    init.headers["Content-Type"] = "application/json";
+    if (me) init.headers["X-CSRF-Token"] = me.csrf;
+  }
+  const answer = await fetch(path, init);
+  const data = await answer.json().catch(() => ({}));
+  if (answer.status === 401 && me) { signedOut("Your session ended; sign in again."); }
+  if (!answer.ok) throw new Error(data.error || `the daemon answered ${answer.status}`);
+  return data;
+}
+
+// --- signing in and out -----------------------------------------------------------------------------------
+
+async function boot() {
+  const code = new URLSearchParams(location.hash.replace(/^#\/?/, "")).get("code");
+  if (code) {
+    history.replaceState(null, "", location.pathname);  // the code is used once and not kept in history
+    try { signedIn(await api("/room/exchange", {code})); return; }
+    catch (error) { showSignIn(error.message); return; }
+  }
+  try { signedIn(await api("/room/me")); } catch { showSignIn(""); }
+}
+
+function showSignIn(message) {
+  me = null;
+  for (const id of ["home", "request"]) $(id).hidden = true;
+  $("signin").hidden = false;
+  $("signout").hidden = true;
+  $("you").textContent = "";
+  $("signin-error").textContent = message;
+  $("token").focus();
+}
+
+function signedOut(message) {
+  if (events) { events.close(); events = null; }
+  showSignIn(message);
+}
+
+$("signin-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    const answer = await api("/room/signin", {token: $("token").value});
+    $("token").value = "";
+    signedIn(answer);
+  } catch (error) { $("signin-error").textContent = error.message; }
+});
+
+$("signout").addEventListener("click", async () => {
+  try { await api("/room/signout", {}); } finally { signedOut("Signed out."); }
+});
+
+function signedIn(who) {
+  me = who;
+  $("signin").hidden = true;
+  $("signout").hidden = false;
+  $("you").textContent = who.owner && who.you !== "owner" ? `${who.you} (owner)` : who.you;
+  listen();
+  refresh().then(route);
+}
+
+// --- live updates -----------------------------------------------------------------------------------------
+
+function listen() {
+  events = new EventSource("/api/events");
+  events.onopen = () => say("");
+  events.onerror = () => say("Connection lost; reconnecting…");
+  for (const kind of ["request", "runtime", "task_started", "task_finished", "task_failed", "lagged", "settings"]) {
+    events.addEventListener(kind, soon);
+  }
+}
+
+function soon() {  // many events in a burst make one refresh
+  if (refreshing) return;
+  refreshing = setTimeout(async () => { refreshing = null; await refresh(); if (current) await showRequest(); }, 120);
+}
+
+async function refresh() {
+  try {
+    [requests, agents] = await Promise.all([api("/api/requests?limit=200"), api("/api/agents")]);
+  } catch (error) { say(error.message); return; }
+  drawAgents();
+  drawRequests();
+  drawApprovals();
+}
+
+// --- the home page ----------------------------------------------------------------------------------------
+
+function agentState(agent) {
+  if (requests.some((r) => r.agent === agent.name && (r.state === "pending" || r.question))) return "waiting";
+  if (agent.state !== "idle" || requests.some((r) => r.agent === agent.name && r.state === "running")) return "working";
+  return "idle";
+}
+
+function drawAgents() {
+  const chosen = $("agent").value;
+  $("agents").replaceChildren(...agents.map((agent) => {
+    const state = agentState(agent);
+    return el("li", {}, el("span", {text: `${agent.name} · ${agent.runtime}`}),
+              el("span", {class: `state ${state}`, text: agent.status === "ready" ? state : agent.status}));
+  }));
+  $("agent").replaceChildren(...agents.map((agent) => el("option", {value: agent.name, text: agent.name})));
+  if (agents.some((agent) => agent.name === chosen)) $("agent").value = chosen;
+}
+
+function drawRequests() {
+  $("no-requests").hidden = requests.length > 0;
+  $("requests").replaceChildren(...requests.map((r) => {
+    const progress = r.state === "running" && r.progress != null ? ` · ${Math.round(r.progress)}%` : "";
+    return el("li", {}, el("a", {href: `#/r/${r.id}`},
+      el("div", {class: "line1"}, el("span", {class: "id", text: short(r.id)}),
+         el("span", {class: `state ${r.state}`, text: r.question ? "question" : r.state}),
+         el("span", {class: "what", text: `${r.requester} → ${r.agent}${progress}`})),
+      el("div", {class: "what", text: firstLine(r.prompt)})));
+  }));
+}
+
+function drawApprovals() {
+  const waiting = me.owner ? requests.filter((r) => r.state === "pending") : [];
+  $("approvals").replaceChildren(...waiting.map((r) => el("div", {class: "card", "aria-label": `Approve ${r.id}?`},
+    el("strong", {text: `${short(r.id)} · ${r.requester} asks ${r.agent}`}),
+    el("p", {class: "prompt", text: r.prompt}),
+    r.retry_of ? el("p", {class: "hint", text: `Retry of ${r.retry_of}`}) : "",
+    el("p", {class: "left", "data-expires": r.expires_at, text: r.expires_at ? left(r.expires_at) : ""}),
+    el("div", {class: "actions"},
+       el("button", {class: "primary", type: "button", text: "Approve", onclick: () => act(r.id, "approve")}),
+       el("button", {class: "danger", type: "button", text: "Deny", onclick: () => act(r.id, "deny")})))));
+}
+
+setInterval(() => {
+  for (const node of document.querySelectorAll("[data-expires]")) node.textContent = left(node.dataset.expires);
+}, 1000);
+
+$("send").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  $("send-error").textContent = "";
+  try {
+    const made = await api("/api/requests", {agent: $("agent").value, prompt: $("prompt").value});
+    $("prompt").value = "";
+    requests = [made, ...requests.filter((r) => r.id !== made.id)];
+    drawRequests();
+    drawApprovals();
+    say(`Sent as ${made.id}` + (made.state === "pending" ? ": it waits for the owner's approval." : "."));
+  } catch (error) { $("send-error").textContent = error.message; }
+});
+
+async function act(id, action, body = {}) {
+  try {
+    await api(`/api/requests/${encodeURIComponent(id)}/${action}`, body);
+    await refresh();
+    if (current) await showRequest();
+  } catch (error) { say(error.message); }
+}
+
+// --- a request's page -------------------------------------------------------------------------------------
+
+function route() {
+  if (!me) return;
+  const match = location.hash.match(/^#\/r\/(R\d{8}-\d+)$/);
+  $("home").hidden = Boolean(match);
+  $("request").hidden = !match;
+  if (!match) { current = null; return; }
+  current = {id: match[1], console: null};
+  $("console").replaceChildren();
+  $("consoles").replaceChildren();
+  showRequest();
+}
+window.addEventListener("hashchange", route);
+
+async function showRequest() {
+  const open = current;
+  let r;
+  try { r = await api(`/api/requests/${open.id}`); } catch (error) { $("r-error").textContent = error.message; return; }
+  if (current !== open) return;
+  open.request = r;
+  $("r-title").textContent = `${r.id} · ${r.agent}`;
+  $("r-meta").replaceChildren(el("span", {class: `state ${r.state}`, text: r.state}),
+    ` asked by ${r.requester} at ${clock(r.created_at)}` + (r.retry_of ? ` · retry of ${r.retry_of}` : "") +
+    (r.references.length ? ` · mentions ${r.references.join(", ")}` : ""));
+  $("r-prompt").textContent = r.prompt;
+  $("r-progress").hidden = r.progress == null || FINAL.has(r.state);
+  $("r-progress").value = r.progress || 0;
+  $("r-result").hidden = !r.result;
+  $("r-result").textContent = (r.result || "").replace(/\x1b\[[0-9;:?]*[A-Za-z]/g, "");
+  $("r-question").hidden = !r.question;
+  $("r-question-text").textContent = r.question ? `${r.agent} asks: ${r.question.text}` : "";
+  $("r-timeline").replaceChildren(...(r.timeline || []).map((entry) => el("li", {
+    class: /interrupt|resum|slept/.test(entry.text) ? "gap" : ""}, el("time", {text: clock(entry.at)}), entry.text)));
+  drawActions(r);
+  await drawConsoles(open);
+}
+
+function drawActions(r) {
+  const mine = r.requester === me.you;
+  const buttons = [];
+  if (me.owner && r.state === "pending") {
+    buttons.push(el("button", {class: "primary", type: "button", text: "Approve", onclick: () => act(r.id, "approve")}),
+                 el("button", {class: "danger", type: "button", text: "Deny", onclick: () => act(r.id, "deny")}));
+  }
+  if ((mine || me.owner) && !FINAL.has(r.state) && !r.cancel_requested) {
+    buttons.push(el("button", {type: "button", text: "Cancel", onclick: () => act(r.id, "cancel")}));
+  }
+  if (mine && FINAL.has(r.state)) {
+    buttons.push(el("button", {type: "button", text: "Retry", onclick: async () => {
+      try { const made = await api(`/api/requests/${r.id}/retry`, {}); location.hash = `#/r/${made.id}`; }
+      catch (error) { say(error.message); }
+    }}));
+  }
+  $("r-actions").replaceChildren(...buttons);
+}
+
+$("answer-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  if (!current) return;
+  await act(current.id, "answer", {text: $("answer").value});
+  $("answer").value = "";
+});
+
+// --- consoles: the agent's own output, and each background task of the request ------------------------------
+
+async function drawConsoles(open) {
+  let tasks = [];
+  try { tasks = (await api("/api/tasks")).filter((t) => t.request_id === open.id); } catch { /* shown below */ }
+  if (current !== open) return;
+  const tabs = [{key: "agent", label: "Agent"}, ...tasks.map((t) => ({key: t.id, label: `${t.id} · ${firstLine(
+    t.description || t.command, 30)}`, task: t}))];
+  if (!open.console) open.console = {key: "agent", end: 0, before: null};
+  $("consoles").replaceChildren(...tabs.map((tab) => el("button", {type: "button", role: "tab", text: tab.label,
+    "aria-selected": String(tab.key === open.console.key), onclick: () => choose(open, tab.key)})));
+  const task = tasks.find((t) => t.id === open.console.key);
+  drawTaskHead(task);
+  await follow(open, task);
+}
+
+function choose(open, key) {
+  open.console = {key, end: 0, before: null, first: true};
+  $("console").replaceChildren();
+  showRequest();
+}
+
+function drawTaskHead(task) {
+  const tests = task && task.tests;
+  $("chip").hidden = !tests;
+  if (tests) {
+    $("chip").textContent = `✓ ${tests.passed}` + (tests.failed ? ` ✘ ${tests.failed}` : "");
+    $("chip").title = `${tests.runner}: ${tests.passed} passed, ${tests.failed} failed, ${tests.skipped} skipped`;
+    $("chip").classList.toggle("failing", tests.failed > 0);
+  }
+  $("console-status").textContent = task ? task.status + (task.quiet ? ` · no output for ${task.quiet_minutes} min` : "") : "";
+}
+
+async function follow(open, task) {
+  const view = open.console;
+  if (view.busy) return;
+  view.busy = true;
+  try {
+    if (!task) {
+      for (;;) {  // the agent's output from where it was read up to, chunk by chunk
+        const chunk = await api(`/api/requests/${open.id}/output?styled=true&offset=${view.end}`);
+        if (current !== open || open.console !== view) return;
+        append(chunk.styled || []);
+        if (chunk.offset === view.end) break;
+        view.end = chunk.offset;
+      }
+    } else if (view.first !== false && view.end === 0) {
+      const page = await api(`/api/tasks/${task.id}/output?styled=true&lines=${PAGE}`);
+      if (current !== open || open.console !== view) return;
+      view.first = false;
+      view.before = page.before;
+      view.end = page.end;
+      $("earlier").hidden = page.before == null;
+      append(page.styled);
+      if (page.note) append([[{text: page.note}]], "note");
+    } else {
+      for (let more = true; more;) {
+        const page = await api(`/api/tasks/${task.id}/output?styled=true&lines=${PAGE}&after=${view.end}`);
+        if (current !== open || open.console !== view) return;
+        view.end = page.end;
+        more = page.more;
+        append(page.styled);
+      }
+    }
+  } catch (error) { say(error.message); } finally { view.busy = false; }
+}
+
+function line(runs, extra) {
+  const node = el("div", {class: extra || ""});
+  for (const run of runs) {
+    const span = el("span", {text: run.text});
+    let [fg, bg] = [run.fg, run.bg];
+    if (run.inverse) [fg, bg] = [bg || "var(--console-bg)", fg || "var(--console-fg)"];
+    if (fg) span.style.color = fg;
+    if (bg) span.style.background = bg;
+    for (const [flag, name] of [["bold", "b"], ["faint", "f"], ["italic", "i"], ["underline", "u"]]) {
+      if (run[flag]) span.classList.add(name);
+    }
+    node.append(span);
+  }
+  if (!runs.length) node.append("\u00a0");
+  return node;
+}
+
+function atEnd(box) { return box.scrollHeight - box.scrollTop - box.clientHeight < 8; }
+
+function append(lines, extra) {
+  if (!lines.length) return;
+  const box = $("console");
+  const following = atEnd(box);
+  box.append(...lines.map((runs) => line(runs, extra)));
+  if (following) box.scrollTop = box.scrollHeight;
+  $("jump").hidden = following;
+}
+
+$("console").addEventListener("scroll", () => { if (atEnd($("console"))) $("jump").hidden = true; });
+$("jump").addEventListener("click", () => {
+  $("console").scrollTop = $("console").scrollHeight;
+  $("jump").hidden = true;
+  $("console").focus();
+});
+
+$("earlier").addEventListener("click", async () => {
+  const open = current;
+  if (!open || !open.console || open.console.before == null) return;
+  const view = open.console;
+  const page = await api(`/api/tasks/${view.key}/output?styled=true&lines=${PAGE}&before=${view.before}`);
+  if (current !== open || open.console !== view) return;
+  view.before = page.before;
+  const box = $("console");
+  const height = box.scrollHeight;
+  box.prepend(...page.styled.map((runs) => line(runs)));
+  if (page.older_not_loaded) box.prepend(line([{text: "… older output not loaded"}], "note"));
+  box.scrollTop += box.scrollHeight - height;
+  $("earlier").hidden = page.before == null || page.older_not_loaded;
+});
+
+setInterval(() => {  // a running request's console is read once a second while its page is open
+  if (current && current.request && current.console && !document.hidden &&
+      (!FINAL.has(current.request.state) || current.console.key !== "agent")) {
+    showRequest();
+  }
+}, 1000);
+
+boot();
