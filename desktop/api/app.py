@@ -26,7 +26,7 @@ from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
 from desktop.core.principals import Principals
 from desktop.core.states import TERMINAL
-from desktop.core.websessions import WebSessions
+from desktop.core.websessions import WebSessions, session_key
 from desktop.mcp.endpoint import McpEndpoint
 from desktop.platform.secrets import SECRETS, Secrets, SecretStoreError
 from desktop.store import audit as audit_sql
@@ -152,7 +152,9 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
 
     @api.post("/api/people/{name}/revoke")
     async def revoke(name: str, body: m.Empty, request: Request) -> m.Revoked:
-        return m.Revoked(name=name, cancelled=s.principals.revoke(name, actor(request)))
+        cancelled = s.principals.revoke(name, actor(request))
+        s.events.publish({"type": "revoked", "name": name})  # their open event streams end now
+        return m.Revoked(name=name, cancelled=cancelled)
 
     @api.post("/api/requests", status_code=201)
     async def create(body: m.NewRequest, request: Request) -> m.RequestOut:
@@ -285,18 +287,22 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
     @api.get("/api/events")
     async def events(request: Request) -> EventSourceResponse:
         who = actor(request)
+        browser = getattr(request.state, "browser_session", None)
+        ended_by = {("revoked", who.name), ("signed_out", session_key(browser) if browser else None)}
 
         async def stream() -> AsyncIterator[dict[str, str]]:
             with s.events.subscribe() as queue:
                 yield {"event": "hello", "data": json.dumps({"you": who.name})}
                 while True:
                     event = await queue.get()
+                    if (event.get("type"), event.get("name")) in ended_by:
+                        return
                     if who.is_owner or event.get("requester") == who.name or event.get("type") == "lagged":
                         yield {"event": str(event.get("type", "event")), "data": json.dumps(event)}
 
         return EventSourceResponse(stream(), ping=15)
 
-    add_room(api, s.web, s.room_status, actor, owner)
+    add_room(api, s.web, s.events, s.room_status, actor, owner)
     mcp = McpEndpoint(s.ledger, s.tasks, s.events)
 
     async def routed(scope: dict[str, Any], receive: Any, send: Any) -> None:

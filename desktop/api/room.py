@@ -12,7 +12,8 @@ from desktop.api.models import Body, Empty, iso
 from desktop.api.security import ROOM_FILES, cookie_name
 from desktop.core.actors import Actor
 from desktop.core.errors import Forbidden
-from desktop.core.websessions import SESSION_DAYS, TooManyAttempts, WebSession, WebSessions, csrf_for
+from desktop.core.events import EventBus
+from desktop.core.websessions import SESSION_DAYS, TooManyAttempts, WebSession, WebSessions, csrf_for, session_key
 from desktop.resources import resource
 
 TYPES = {"html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8",
@@ -42,7 +43,7 @@ class RoomLink(BaseModel):
     expires_at: str
 
 
-def add_room(api: FastAPI, web: WebSessions, status: Callable[[], dict[str, Any]],
+def add_room(api: FastAPI, web: WebSessions, events: EventBus, status: Callable[[], dict[str, Any]],
              actor: Callable[[Request], Actor], owner: Callable[[Request], Actor]) -> None:
     files = {path: (resource("room") / name).read_bytes() for path, name in ROOM_FILES.items()}
 
@@ -88,6 +89,7 @@ def add_room(api: FastAPI, web: WebSessions, status: Callable[[], dict[str, Any]
         session_id = getattr(request.state, "browser_session", None)
         if session_id is not None:
             web.sign_out(session_id)
+            events.publish({"type": "signed_out", "name": session_key(session_id)})  # its event stream ends
         answer = JSONResponse({"signed_out": True})
         answer.delete_cookie(cookie_name(request.url.scheme), path="/", secure=request.url.scheme == "https",
                              httponly=True, samesite="strict")

@@ -146,20 +146,30 @@ class BackgroundTasks:
         return row
 
     def visible(self, task_id: str, actor: Actor) -> TaskRow:
+        """A task its reader may see: the owner, its agent, or the person whose request started it."""
         row = self.get(task_id)
-        self._may_touch(actor, row.agent or "")
+        if not self._requested_by(row, actor):
+            self._may_touch(actor, row.agent or "")
         return row
+
+    def _requested_by(self, row: TaskRow, actor: Actor) -> bool:
+        if actor.kind != "person" or row.request_id is None:
+            return False
+        request = requests_sql.get(self._store.conn, row.request_id)
+        return request is not None and request.requester == actor.name
 
     def listing(self, actor: Actor, agent: str | None = None) -> list[TaskView]:
         """Running tasks, and those that ended in the last hour (the newest 20 of each agent)."""
         if actor.kind == "agent":
             agent = actor.name
-        elif not actor.is_owner:
-            raise Forbidden("only the owner and the agents see background tasks")
+        elif not actor.is_owner and actor.kind != "person":
+            raise Forbidden("only the owner, the agents and the people whose requests started them see tasks")
         now, kept = self._wall(), dict[str, int]()
         quiet_after = current(self._store.conn, "quiet_after")
         views = []
         for row in sql.background(self._store.conn, agent):
+            if actor.kind == "person" and not self._requested_by(row, actor):
+                continue
             if row.ended_at is not None:
                 kept[row.agent or ""] = kept.get(row.agent or "", 0) + 1
                 if now - row.ended_at > KEEP_ENDED_SECONDS or kept[row.agent or ""] > KEEP_ENDED_PER_AGENT:

@@ -8,6 +8,7 @@ const PAGE = 500;
 let me = null;            // {you, owner, csrf}
 let requests = [];        // newest first
 let agents = [];
+let tasks = [];
 let events = null;
 let current = null;       // the open request's page: {id, request, console: {...}}
 let refreshing = null;
@@ -36,7 +37,12 @@ function left(iso) {
   if (seconds >= 60) return `${Math.floor(seconds / 60)} min left`;
   return `${seconds} s left`;
 }
-function say(text) { $("status").textContent = text; }
+let sayTimer = null;
+function say(text, lasting = false) {  // a line at the bottom; gone after a while unless it is still true
+  $("status").textContent = text;
+  clearTimeout(sayTimer);
+  if (text && !lasting) sayTimer = setTimeout(() => { $("status").textContent = ""; }, 8000);
+}
 
 async function api(path, body) {
   const init = {credentials: "same-origin", headers: {}};
@@ -107,7 +113,11 @@ function signedIn(who) {
 function listen() {
   events = new EventSource("/api/events");
   events.onopen = () => say("");
-  events.onerror = () => say("Connection lost; reconnecting…");
+  events.onerror = () => {
+    if (events.readyState !== EventSource.CLOSED) { say("Connection lost; reconnecting…", true); return; }
+    events = null;  // the daemon refused the stream: signed out, revoked, or the daemon restarted without us
+    setTimeout(() => api("/room/me").then(listen, () => {}), 1000);
+  };
   for (const kind of ["request", "runtime", "task_started", "task_finished", "task_failed", "lagged", "settings"]) {
     events.addEventListener(kind, soon);
   }
@@ -115,16 +125,20 @@ function listen() {
 
 function soon() {  // many events in a burst make one refresh
   if (refreshing) return;
-  refreshing = setTimeout(async () => { refreshing = null; await refresh(); if (current) await showRequest(); }, 120);
+  refreshing = setTimeout(async () => { refreshing = null; await refresh(); if (current) await showCurrent(); }, 120);
 }
 
 async function refresh() {
   try {
-    [requests, agents] = await Promise.all([api("/api/requests?limit=200"), api("/api/agents")]);
+    [requests, agents, tasks] = await Promise.all([api("/api/requests?limit=200"), api("/api/agents"),
+                                                   api("/api/tasks")]);
   } catch (error) { say(error.message); return; }
   drawAgents();
   drawRequests();
   drawApprovals();
+  const background = tasks.filter((t) => t.kind !== "request");  // not the agents' own processes
+  $("tasks").replaceChildren(...background.map(taskLink));
+  $("tasks-box").hidden = background.length === 0;
 }
 
 // --- the home page ----------------------------------------------------------------------------------------
@@ -191,31 +205,37 @@ async function act(id, action, body = {}) {
   try {
     await api(`/api/requests/${encodeURIComponent(id)}/${action}`, body);
     await refresh();
-    if (current) await showRequest();
+    if (current) await showCurrent();
   } catch (error) { say(error.message); }
 }
 
-// --- a request's page -------------------------------------------------------------------------------------
+// --- a request's or a task's page --------------------------------------------------------------------------
 
 function route() {
   if (!me) return;
-  const match = location.hash.match(/^#\/r\/(R\d{8}-\d+)$/);
+  const match = location.hash.match(/^#\/([rt])\/([RT][0-9-]+)$/);
   $("home").hidden = Boolean(match);
   $("request").hidden = !match;
   if (!match) { current = null; return; }
-  current = {id: match[1], console: null};
+  current = {kind: match[1] === "r" ? "request" : "task", id: match[2], view: {end: 0, before: null, first: true}};
   $("console").replaceChildren();
-  $("consoles").replaceChildren();
-  showRequest();
+  $("earlier").hidden = true;
+  $("jump").hidden = true;
+  showCurrent().then(() => $("r-title").focus());
 }
 window.addEventListener("hashchange", route);
 
+function showCurrent() { return current.kind === "request" ? showRequest() : showTask(); }
+
 async function showRequest() {
   const open = current;
-  let r;
-  try { r = await api(`/api/requests/${open.id}`); } catch (error) { $("r-error").textContent = error.message; return; }
+  let r, tasks;
+  try {
+    [r, tasks] = await Promise.all([api(`/api/requests/${open.id}`), api("/api/tasks")]);
+  } catch (error) { $("r-error").textContent = error.message; return; }
   if (current !== open) return;
   open.request = r;
+  open.live = !FINAL.has(r.state);
   $("r-title").textContent = `${r.id} · ${r.agent}`;
   $("r-meta").replaceChildren(el("span", {class: `state ${r.state}`, text: r.state}),
     ` asked by ${r.requester} at ${clock(r.created_at)}` + (r.retry_of ? ` · retry of ${r.retry_of}` : "") +
@@ -227,10 +247,42 @@ async function showRequest() {
   $("r-result").textContent = (r.result || "").replace(/\x1b\[[0-9;:?]*[A-Za-z]/g, "");
   $("r-question").hidden = !r.question;
   $("r-question-text").textContent = r.question ? `${r.agent} asks: ${r.question.text}` : "";
+  $("r-timeline-box").hidden = false;
   $("r-timeline").replaceChildren(...(r.timeline || []).map((entry) => el("li", {
     class: /interrupt|resum|slept/.test(entry.text) ? "gap" : ""}, el("time", {text: clock(entry.at)}), entry.text)));
   drawActions(r);
-  await drawConsoles(open);
+  $("r-tasks").replaceChildren(...tasks.filter((t) => t.request_id === r.id && t.kind !== "request").map(taskLink));
+  drawTaskHead(null);
+  await followRequest(open);
+}
+
+async function showTask() {
+  const open = current;
+  let task;
+  try { task = await api(`/api/tasks/${open.id}`); } catch (error) { $("r-error").textContent = error.message; return; }
+  if (current !== open) return;
+  open.live = task.state !== "ended";
+  $("r-title").textContent = `${task.id} · ${task.agent || ""}`;
+  $("r-meta").replaceChildren(el("span", {class: `state ${task.outcome || "running"}`, text: task.status}),
+    ` started at ${clock(task.started_at)}` + (task.request_id ? ` for ${task.request_id}` : ""));
+  $("r-prompt").textContent = task.description ? `${task.description}\n$ ${task.command}` : `$ ${task.command}`;
+  for (const id of ["r-progress", "r-result", "r-question", "r-timeline-box"]) $(id).hidden = true;
+  $("r-tasks").replaceChildren();
+  $("r-actions").replaceChildren(...(task.state === "running" && me.owner ? [el("button", {type: "button",
+    text: "Stop", onclick: async () => {
+      try { await api(`/api/tasks/${task.id}/stop`, {}); await showTask(); } catch (error) { say(error.message); }
+    }})] : []));
+  drawTaskHead(task);
+  await followTask(open);
+}
+
+function taskLink(t) {
+  const chip = t.tests ? ` · ✓ ${t.tests.passed}` + (t.tests.failed ? ` ✘ ${t.tests.failed}` : "") : "";
+  return el("li", {}, el("a", {href: `#/t/${t.id}`},
+    el("div", {class: "line1"}, el("span", {class: "id", text: t.id}),
+       el("span", {class: `state ${t.outcome || "running"}`, text: t.status}),
+       el("span", {class: "what", text: `${t.agent || ""}${chip}`})),
+    el("div", {class: "what", text: firstLine(t.description || t.command)})));
 }
 
 function drawActions(r) {
@@ -259,27 +311,7 @@ $("answer-form").addEventListener("submit", async (event) => {
   $("answer").value = "";
 });
 
-// --- consoles: the agent's own output, and each background task of the request ------------------------------
-
-async function drawConsoles(open) {
-  let tasks = [];
-  try { tasks = (await api("/api/tasks")).filter((t) => t.request_id === open.id); } catch { /* shown below */ }
-  if (current !== open) return;
-  const tabs = [{key: "agent", label: "Agent"}, ...tasks.map((t) => ({key: t.id, label: `${t.id} · ${firstLine(
-    t.description || t.command, 30)}`, task: t}))];
-  if (!open.console) open.console = {key: "agent", end: 0, before: null};
-  $("consoles").replaceChildren(...tabs.map((tab) => el("button", {type: "button", role: "tab", text: tab.label,
-    "aria-selected": String(tab.key === open.console.key), onclick: () => choose(open, tab.key)})));
-  const task = tasks.find((t) => t.id === open.console.key);
-  drawTaskHead(task);
-  await follow(open, task);
-}
-
-function choose(open, key) {
-  open.console = {key, end: 0, before: null, first: true};
-  $("console").replaceChildren();
-  showRequest();
-}
+// --- the console: a request's own output (read on from an offset) or a task's (pages of lines) ---------------
 
 function drawTaskHead(task) {
   const tests = task && task.tests;
@@ -289,41 +321,49 @@ function drawTaskHead(task) {
     $("chip").title = `${tests.runner}: ${tests.passed} passed, ${tests.failed} failed, ${tests.skipped} skipped`;
     $("chip").classList.toggle("failing", tests.failed > 0);
   }
-  $("console-status").textContent = task ? task.status + (task.quiet ? ` · no output for ${task.quiet_minutes} min` : "") : "";
+  $("console-status").textContent = task && task.quiet ? `no output for ${task.quiet_minutes} min` : "";
 }
 
-async function follow(open, task) {
-  const view = open.console;
-  if (view.busy) return;
-  view.busy = true;
-  try {
-    if (!task) {
-      for (;;) {  // the agent's output from where it was read up to, chunk by chunk
-        const chunk = await api(`/api/requests/${open.id}/output?styled=true&offset=${view.end}`);
-        if (current !== open || open.console !== view) return;
-        append(chunk.styled || []);
-        if (chunk.offset === view.end) break;
-        view.end = chunk.offset;
-      }
-    } else if (view.first !== false && view.end === 0) {
-      const page = await api(`/api/tasks/${task.id}/output?styled=true&lines=${PAGE}`);
-      if (current !== open || open.console !== view) return;
+async function reading(open, read) {  // one read at a time; what comes back for a page no longer open is dropped
+  if (open.view.busy) return;
+  open.view.busy = true;
+  try { await read(() => current === open); } catch (error) { say(error.message); } finally { open.view.busy = false; }
+}
+
+function followRequest(open) {
+  const view = open.view;
+  return reading(open, async (still) => {
+    for (;;) {
+      const chunk = await api(`/api/requests/${open.id}/output?styled=true&offset=${view.end}`);
+      if (!still()) return;
+      append(chunk.styled || []);
+      if (chunk.offset === view.end) return;
+      view.end = chunk.offset;
+    }
+  });
+}
+
+function followTask(open) {
+  const view = open.view;
+  return reading(open, async (still) => {
+    if (view.first) {
+      const page = await api(`/api/tasks/${open.id}/output?styled=true&lines=${PAGE}`);
+      if (!still()) return;
       view.first = false;
-      view.before = page.before;
-      view.end = page.end;
+      [view.before, view.end] = [page.before, page.end];
       $("earlier").hidden = page.before == null;
       append(page.styled);
       if (page.note) append([[{text: page.note}]], "note");
-    } else {
-      for (let more = true; more;) {
-        const page = await api(`/api/tasks/${task.id}/output?styled=true&lines=${PAGE}&after=${view.end}`);
-        if (current !== open || open.console !== view) return;
-        view.end = page.end;
-        more = page.more;
-        append(page.styled);
-      }
+      return;
     }
-  } catch (error) { say(error.message); } finally { view.busy = false; }
+    for (let more = true; more;) {
+      const page = await api(`/api/tasks/${open.id}/output?styled=true&lines=${PAGE}&after=${view.end}`);
+      if (!still()) return;
+      view.end = page.end;
+      more = page.more;
+      append(page.styled);
+    }
+  });
 }
 
 function line(runs, extra) {
@@ -363,10 +403,10 @@ $("jump").addEventListener("click", () => {
 
 $("earlier").addEventListener("click", async () => {
   const open = current;
-  if (!open || !open.console || open.console.before == null) return;
-  const view = open.console;
-  const page = await api(`/api/tasks/${view.key}/output?styled=true&lines=${PAGE}&before=${view.before}`);
-  if (current !== open || open.console !== view) return;
+  if (!open || open.kind !== "task" || open.view.before == null) return;
+  const view = open.view;
+  const page = await api(`/api/tasks/${open.id}/output?styled=true&lines=${PAGE}&before=${view.before}`);
+  if (current !== open) return;
   view.before = page.before;
   const box = $("console");
   const height = box.scrollHeight;
@@ -376,11 +416,8 @@ $("earlier").addEventListener("click", async () => {
   $("earlier").hidden = page.before == null || page.older_not_loaded;
 });
 
-setInterval(() => {  // a running request's console is read once a second while its page is open
-  if (current && current.request && current.console && !document.hidden &&
-      (!FINAL.has(current.request.state) || current.console.key !== "agent")) {
-    showRequest();
-  }
+setInterval(() => {  // what can still change is read once a second while its page is open
+  if (current && current.live && !document.hidden) showCurrent();
 }, 1000);
 
 boot();

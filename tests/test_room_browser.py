@@ -1,0 +1,163 @@
+"""The room in a real browser (Debian's Chromium, headless, at phone size) against a real daemon: what a teammate
+and the owner see, live, without reloading; and that nothing a prompt or an agent's output says runs in the page."""
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from tests.daemon_process import DaemonProcess
+from tests.room_browser import Phone, browser
+
+__all__ = ["browser"]
+SAMPLE = Path(__file__).parent / "fixtures" / "testruns" / "pytest"
+PYTEST = f"cd {SAMPLE} && {sys.executable} -m pytest -p no:cacheprovider --color=yes -v test_sample.py"
+STEPS = "for i in 1 2 3 4 5 6; do printf '\\033[32mstep %s\\033[0m\\n' $i; sleep 0.7; done; echo finished"
+
+
+@pytest.fixture
+def phones(browser: Browser, daemon: DaemonProcess) -> Iterator[list[Phone]]:
+    opened: list[Phone] = []
+    yield opened
+    for phone in opened:
+        phone.close()
+
+
+def phone(phones: list[Phone], browser: Browser, daemon: DaemonProcess) -> Phone:
+    made = Phone(browser, daemon.url + "/")
+    phones.append(made)
+    return made
+
+
+def test_a_teammate_asks_the_owner_approves_and_both_watch_it_run(daemon: DaemonProcess, browser: Browser,
+                                                                  phones: list[Phone]) -> None:
+    sarah = phone(phones, browser, daemon)
+    page = sarah.sign_in(daemon.add_person("sarah"))
+    page.evaluate("window.sameDocument = true")  # gone if the page ever reloads
+    expect(page.locator("#you")).to_have_text("sarah")
+    expect(page.locator("#agents li")).to_contain_text(["shell · shell"])
+    page.fill("#prompt", STEPS)
+    page.get_by_role("button", name="Send").click()
+    mine = page.locator("#requests li").first
+    expect(mine).to_contain_text("pending")
+    expect(mine).to_contain_text("sarah → shell")
+    request_id = daemon.get("/api/requests").json()[0]["id"]
+    expect(page.locator("#status")).to_have_text(f"Sent as {request_id}: it waits for the owner's approval.")
+    sarah.shot("teammate-sent")
+
+    # the owner signs in with a one-time link (the code after '#': never sent to a server)
+    owner = phone(phones, browser, daemon)
+    link = daemon.post("/api/room/link", {"person": "owner"}).json()["url"]
+    assert link.startswith(daemon.url + "/#code=")
+    owner.page.goto(link)
+    owner.page.wait_for_selector("#home:not([hidden])")
+    assert "code=" not in owner.page.url, "the used code is not left in the address bar or history"
+    card = owner.page.locator("#approvals .card")
+    expect(card).to_contain_text(f"{request_id.replace(request_id[:10], 'R-')} · sarah asks shell")
+    expect(card.locator(".prompt")).to_have_text(STEPS)
+    expect(card.locator(".left")).to_have_text("23 h 59 min left")
+    owner.shot("owner-approval")
+    card.get_by_role("button", name="Approve").focus()  # the keyboard is enough
+    owner.page.keyboard.press("Enter")
+    expect(card).to_have_count(0)
+
+    # the teammate's page moves by itself: running, the console live, then done
+    expect(mine).to_contain_text("running")
+    page.locator(f"#requests a[href='#/r/{request_id}']").click()
+    expect(page.locator("#r-meta .state")).to_have_text("running")
+    expect(page.locator("#console")).to_contain_text("step 2")
+    assert "finished" not in page.locator("#console").inner_text(), "the console was read while it ran"
+    sarah.shot("teammate-running")
+    expect(page.locator("#r-meta .state")).to_have_text("done", timeout=20_000)
+    expect(page.locator("#console")).to_contain_text("finished")
+    assert page.locator("#console").inner_text().count("step 3") == 1, "each line once"
+    green = page.locator("#console span", has_text="step 1").evaluate("e => getComputedStyle(e).color")
+    assert green == "rgb(13, 188, 121)", "the console keeps the colours"
+    expect(page.locator("#r-timeline")).to_contain_text(["approved by owner"])
+    assert page.evaluate("window.sameDocument") is True, "nothing was reloaded"
+    sarah.shot("teammate-done")
+
+    # a retry, and a new request that mentions the first
+    page.get_by_role("button", name="Retry").click()
+    expect(page.locator("#r-meta")).to_contain_text(f"retry of {request_id}")
+    page.get_by_role("link", name="← All requests").click()
+    page.fill("#prompt", f"echo follow-up to {request_id}")
+    page.keyboard.press("Tab")
+    page.get_by_role("button", name="Send").press("Enter")
+    expect(page.locator("#requests li")).to_have_count(3)
+    page.locator("#requests li a").first.click()
+    expect(page.locator("#r-meta")).to_contain_text(f"mentions {request_id}")
+    # the teammate can cancel their own waiting request; the owner's own requests skip approval
+    page.get_by_role("button", name="Cancel").click()
+    expect(page.locator("#r-meta .state")).to_have_text("cancelled")
+    assert sarah.errors == [] and owner.errors == []
+
+
+def test_nothing_a_prompt_or_an_agent_prints_runs_in_anyone_elses_room(daemon: DaemonProcess, browser: Browser,
+                                                                        phones: list[Phone]) -> None:
+    hostile = ("<script>window.pwned='script'</script>", "<img src=x onerror=\"window.pwned='img'\">",
+               "<a href=\"javascript:window.pwned='link'\">click me</a>", "<svg onload=\"window.pwned='svg'\">")
+    prompt = "printf '%s\\n' " + " ".join("'" + text.replace("'", "'\\''") + "'" for text in hostile)
+    mallory = phone(phones, browser, daemon)
+    mallory.sign_in(daemon.add_person("mallory")).fill("#prompt", prompt)
+    mallory.page.get_by_role("button", name="Send").click()
+    expect(mallory.page.locator("#requests li")).to_contain_text(["pending"])
+
+    owner = phone(phones, browser, daemon).sign_in(daemon.token)
+    card = owner.locator("#approvals .card")
+    expect(card.locator(".prompt")).to_have_text(prompt)
+    card.get_by_role("button", name="Approve").click()
+    owner.locator("#requests a").first.click()
+    expect(owner.locator("#r-meta .state")).to_have_text("done", timeout=20_000)
+    console = owner.locator("#console")
+    for text in hostile:
+        expect(console).to_contain_text(text)  # shown as the text it is
+    expect(owner.locator("#r-result")).to_contain_text(hostile[0])
+    console.get_by_text("click me").click()
+    for page in (owner, mallory.page):
+        assert page.locator("main script, main img, main svg, main a[href^='javascript']").count() == 0
+        assert page.evaluate("window.pwned") is None
+    phones[-1].shot("owner-hostile-output")
+
+
+def test_revoking_a_teammate_signs_their_open_page_out_at_once(daemon: DaemonProcess, browser: Browser,
+                                                               phones: list[Phone]) -> None:
+    sarah = phone(phones, browser, daemon)
+    page = sarah.sign_in(daemon.add_person("sarah"))
+    assert daemon.post("/api/people/sarah/revoke").status_code == 200
+    expect(page.locator("#signin")).to_be_visible(timeout=10_000)
+    expect(page.locator("#signin-error")).to_have_text("Your session ended; sign in again.")
+    page.fill("#token", "not-her-token-any-more")
+    page.press("#token", "Enter")
+    expect(page.locator("#signin-error")).to_have_text("that token is not valid (it may have been revoked)")
+
+
+def test_a_background_task_console_with_test_counts_earlier_pages_and_live_lines(
+        daemon: DaemonProcess, browser: Browser, phones: list[Phone]) -> None:
+    done = daemon.post("/api/tasks", {"agent": "shell", "command": f"seq 1 3000; {PYTEST}",
+                                      "description": "pytest sample"}).json()
+    live = daemon.post("/api/tasks", {"agent": "shell", "command": "for i in 1 2 3 4 5; do echo tick $i; sleep 0.6;"
+                                      " done", "description": "ticks"}).json()
+    page = phone(phones, browser, daemon).sign_in(daemon.token)
+    page.locator(f"#tasks a[href='#/t/{live['id']}']").click()
+    expect(page.locator("#console")).to_contain_text("tick 1")
+    expect(page.locator("#console")).to_contain_text("tick 5", timeout=15_000)
+    assert page.locator("#console div").count() == 5
+
+    page.get_by_role("link", name="← All requests").click()
+    page.locator(f"#tasks a[href='#/t/{done['id']}']").click()
+    chip = page.locator("#chip")
+    expect(chip).to_have_text("✓ 3 ✘ 1", timeout=15_000)
+    assert chip.get_attribute("title") == "pytest: 3 passed, 1 failed, 1 skipped"
+    expect(page.locator("#console")).to_contain_text("1 failed, 3 passed, 1 skipped")
+    lines = page.locator("#console div")
+    expect(lines).to_have_count(500)
+    assert "2600" in page.locator("#console").inner_text() and "2400" not in page.locator("#console").inner_text()
+    red = page.locator("#console span", has_text="FAILED").first.evaluate("e => getComputedStyle(e).color")
+    assert red in ("rgb(205, 49, 49)", "rgb(241, 76, 76)")
+    page.get_by_role("button", name="Load earlier").click()
+    expect(lines).to_have_count(1000)
+    assert "2400" in page.locator("#console").inner_text()
+    phones[-1].shot("task-console")
