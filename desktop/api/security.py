@@ -70,6 +70,8 @@ class LocalSecurity:
         if origin is not None and origin != f"{scope.get('scheme', 'http')}://{headers['host']}":
             return 403, "requests from other web pages are refused"
         method, path = scope["method"], scope["path"]
+        if "upgrade" in headers:
+            return 400, "nothing here speaks WebSocket or another upgraded protocol"
         if method not in ALLOWED_METHODS:
             return 405, f"{method} is not used by this API; changes are made with POST"
         page = method in ("GET", "HEAD") and path in ROOM_FILES
