@@ -175,7 +175,11 @@ class Daemon:
         elif key == "keep_awake":
             self._check_keep_awake()
         elif key.startswith("room_"):
-            self._in_background(self.room.apply())
+            self._in_background(self._move_room())
+
+    async def _move_room(self) -> None:
+        await self.room.apply()
+        self.events.publish({"type": "room", **self.room.status()})
 
     def _check_keep_awake(self) -> None:
         self._in_background(self._keep_awake_while_working())

@@ -66,11 +66,13 @@ class TrayApp:
                                                        headers={"Authorization": f"Bearer {token}"})
         self.tray.console_action.triggered.connect(lambda: self.work.start(self.open_console()))
         self.tray.settings_action.triggered.connect(lambda: self.work.start(self.open_settings()))
+        self.tray.room_action.triggered.connect(lambda: self.work.start(self.open_settings(room=True)))
         self.tray.menu.aboutToShow.connect(self._seen)
         self.tray.messageClicked.connect(self._balloon_clicked)
         self.bridge.received.connect(self._on_event)
         self.bridge.start()
         self.settings = (await self.api.get("/api/settings")).json()
+        self._show_room((await self.api.get("/api/room")).json())
         await self.refresh()
 
     async def stop(self) -> None:
@@ -150,12 +152,14 @@ class TrayApp:
             await (self.console.open_task(item_id) if kind == "task" else self.console.open_request(item_id))
         return self.console
 
-    async def open_settings(self) -> SettingsWindow:
+    async def open_settings(self, room: bool = False) -> SettingsWindow:
         if self.settings_window is None:
             from desktop.gui.settings import SettingsWindow
 
             self.settings_window = SettingsWindow(self.api)
         await self.settings_window.load()
+        if room:
+            self.settings_window.tabs.setCurrentWidget(self.settings_window.room)
         self.settings_window.show()
         self.settings_window.raise_()
         self.settings_window.activateWindow()
@@ -192,9 +196,14 @@ class TrayApp:
 
     # --- daemon events -------------------------------------------------------------------------------------
 
+    def _show_room(self, room: dict[str, Any]) -> None:
+        self.tray.room_action.setText(f"Room: {room['url'] or room['local_url']}")
+
     def _on_event(self, event: dict[str, Any]) -> None:
         if event.get("type") == "settings":
             self.settings[event["key"]] = event["value"]
+        if event.get("type") == "room":
+            self._show_room(event)
         if event.get("type") == "request":
             if event.get("state") == "failed":
                 self._failed_unseen = True

@@ -1,4 +1,5 @@
-"""The settings window: times and switches, notifications per kind, start at login, agents, people and API keys.
+"""The settings window: times and switches, notifications per kind, start at login, agents, people, API keys and
+where the room is reached (gui/room.py).
 Every change goes through the daemon's API (the same checks and words as the CLI); start at login is this
 machine's own (desktop.platform.autostart)."""
 
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.gui.room import RoomPanel
 from desktop.gui.work import Work
 from desktop.platform import autostart
 
@@ -52,6 +54,8 @@ class SettingsWindow(QWidget):
         tabs.addTab(self._agents_tab(), "Agents")
         tabs.addTab(self._people_tab(), "People")
         tabs.addTab(self._keys_tab(), "API keys")
+        self.room = RoomPanel(api, self.work)
+        tabs.addTab(self.room, "Room")
         QVBoxLayout(self).addWidget(tabs)
         self.tabs = tabs
 
@@ -73,6 +77,7 @@ class SettingsWindow(QWidget):
         await self._load_agents()
         await self._load_people()
         await self._load_keys()
+        await self.room.load()
 
     # --- general ---------------------------------------------------------------------------------------------
 

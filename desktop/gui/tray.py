@@ -1,6 +1,6 @@
 """The tray icon: the state at a glance (idle, running, waiting with a count, failed, paused), and a menu with the
 requests waiting for approval (Approve, Deny), the running ones (Open in console, Cancel), Open console,
-Pause/Resume all agents, Settings and Quit.
+Pause/Resume all agents, the room's address (opens its QR code), Settings and Quit.
 It only shows and asks: what a click means is the app's callback (`act`), which goes to the daemon's API."""
 
 from collections.abc import Callable
@@ -27,6 +27,7 @@ class Tray(QSystemTrayIcon):
         self.quit_action = QAction("Quit Coxswain")
         self.console_action = QAction("Open console")
         self.settings_action = QAction("Settings…")
+        self.room_action = QAction("Room: starting…")  # the room's address; opens Settings → Room (QR code)
         self.setContextMenu(self.menu)
         self.shown: TraySummary | None = None
         self.balloons: list[tuple[str, str]] = []  # what was said in the tray's balloon, newest last (the last 20)
@@ -112,6 +113,7 @@ class Tray(QSystemTrayIcon):
             self._action(self.menu, "Resume all agents", "resume", "")
         else:
             self._action(self.menu, "Pause all agents", "pause", "")
+        self.menu.addAction(self.room_action)
         self.menu.addAction(self.settings_action)
         self.menu.addAction(self.quit_action)
 

@@ -1,0 +1,148 @@
+"""Settings → Room: where teammates' phones (and the owner's) reach the room, its QR code, the certificate's
+fingerprint to compare on the phone, a one-time sign-in link for the owner's own phone, and the choice of address.
+The tray's "Room: <address>" item opens this tab."""
+
+import asyncio
+import io
+from typing import TYPE_CHECKING, Any
+
+import segno
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QPixmap
+from PySide6.QtNetwork import QAbstractSocket, QNetworkInterface
+from PySide6.QtWidgets import QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
+
+from desktop.gui.work import Work
+
+if TYPE_CHECKING:
+    import httpx
+
+ERROR = "color: #b91c1c;"
+LOOPBACK = "loopback"
+
+
+def qr_pixmap(text: str, scale: int = 5) -> QPixmap:
+    picture = io.BytesIO()
+    segno.make(text, error="m").save(picture, kind="png", scale=scale, border=2)
+    pixmap = QPixmap()
+    pixmap.loadFromData(picture.getvalue(), "PNG")
+    return pixmap
+
+
+def machine_addresses() -> list[str]:
+    """This computer's addresses another device could reach (no loopback, no IPv6 link-local)."""
+    return [address.toString() for address in QNetworkInterface.allAddresses()
+            if not address.isLoopback() and not address.isLinkLocal()
+            and address.protocol() in (QAbstractSocket.NetworkLayerProtocol.IPv4Protocol,
+                                       QAbstractSocket.NetworkLayerProtocol.IPv6Protocol)]
+
+
+class RoomPanel(QWidget):
+    def __init__(self, api: "httpx.AsyncClient", work: Work) -> None:
+        super().__init__()
+        self._api, self.work = api, work
+        self.shown_url = ""
+        form = QFormLayout(self)
+        self.address = QLabel()
+        self.address.setTextInteractionFlags(self.address.textInteractionFlags().TextSelectableByMouse)
+        self.address.setStyleSheet("font-size: 15px; font-weight: 600;")
+        form.addRow(self.address)
+        self.qr = QLabel()
+        self.qr.setToolTip("Point the phone's camera at it")
+        form.addRow(self.qr)
+        self.about = QLabel()
+        self.about.setWordWrap(True)
+        form.addRow(self.about)
+        buttons = QHBoxLayout()
+        self.copy = QPushButton("Copy address")
+        self.copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.shown_url))
+        self.open = QPushButton("Open in browser")
+        self.open.clicked.connect(lambda: QDesktopServices.openUrl(QUrl(self.shown_url)))
+        self.phone = QPushButton("Sign in my phone…")
+        self.phone.setToolTip("A QR code with a one-time sign-in link for you, good for 15 minutes")
+        self.phone.clicked.connect(lambda: self.work.start(self.sign_in_phone()))
+        for button in (self.copy, self.open, self.phone):
+            buttons.addWidget(button)
+        form.addRow(buttons)
+
+        form.addRow(QLabel("<b>Open the room to</b>"))
+        self.listen = QComboBox()
+        self.listen.setEditable(True)  # a tailnet address may not be listed yet
+        self.listen.setToolTip("'loopback': this computer only. Any other address is served over HTTPS only.")
+        form.addRow("Address", self.listen)
+        self.port = QLineEdit()
+        form.addRow("HTTPS port", self.port)
+        certificate = QHBoxLayout()
+        self.certificate = QLineEdit()
+        self.certificate.setToolTip("'generated': the daemon makes its own; or a PEM file with certificate and key")
+        browse = QPushButton("Choose…")
+        browse.clicked.connect(self._choose_certificate)
+        certificate.addWidget(self.certificate)
+        certificate.addWidget(browse)
+        form.addRow("Certificate", certificate)
+        self.save = QPushButton("Save")
+        self.save.clicked.connect(lambda: self.work.start(self.save_choice()))
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        form.addRow(self.save, self.status)
+
+    async def load(self) -> None:
+        settings = (await self._api.get("/api/settings")).json()
+        self.listen.clear()
+        self.listen.addItems([LOOPBACK, *machine_addresses()])
+        self.listen.setCurrentText(settings["room_address"])
+        self.port.setText(settings["room_port"])
+        self.certificate.setText(settings["room_certificate"])
+        self.show_room((await self._api.get("/api/room")).json())
+
+    def show_room(self, room: dict[str, Any]) -> None:
+        self.shown_url = room["url"] or room["local_url"]
+        self.address.setText(self.shown_url)
+        self.qr.setPixmap(qr_pixmap(self.shown_url))
+        if room["url"]:
+            about = (f"Phones on your network open this address. Its certificate's SHA-256 fingerprint is "
+                     f"{room['fingerprint']}: check that the phone shows the same before you sign in.")
+        else:
+            about = ("Only this computer can open this address. To let phones in, choose one of this computer's "
+                     "addresses below (the room is then served there over HTTPS).")
+        if room["problem"]:
+            about = f"{room['problem']}\n{about}"
+        self.about.setStyleSheet(ERROR if room["problem"] else "")
+        self.about.setText(about)
+
+    async def sign_in_phone(self) -> None:
+        answer = await self._api.post("/api/room/link", json={"person": "owner"})
+        if answer.status_code >= 400:
+            self.about.setText(answer.json().get("error", answer.text))
+            return
+        link = answer.json()
+        self.qr.setPixmap(qr_pixmap(link["url"]))
+        self.about.setStyleSheet("")
+        self.about.setText("Scan this with your phone to sign in as you. It works once, for 15 minutes; "
+                           "don't share it.")
+
+    async def save_choice(self) -> None:
+        current = (await self._api.get("/api/settings")).json()
+        wanted = {"room_port": self.port.text().strip(), "room_certificate": self.certificate.text().strip(),
+                  "room_address": self.listen.currentText().strip()}  # the address last: it restarts the listener
+        problems = []
+        for key, value in wanted.items():
+            if value != current[key]:
+                answer = await self._api.post("/api/settings", json={"key": key, "value": value})
+                if answer.status_code >= 400:
+                    problems.append(str(answer.json().get("error", answer.text)))
+        room = (await self._api.get("/api/room")).json()
+        for _ in range(50):  # the daemon starts or stops the HTTPS listener just after the change
+            if (room["url"] is not None) == (wanted["room_address"] != LOOPBACK) or room["problem"]:
+                break
+            await asyncio.sleep(0.1)
+            room = (await self._api.get("/api/room")).json()
+        self.show_room(room)
+        self.status.setStyleSheet(ERROR if problems else "")
+        self.status.setText("\n".join(problems) or "Saved.")
+
+    def _choose_certificate(self) -> None:
+        chosen, _ = QFileDialog.getOpenFileName(self, "The room's certificate and key (PEM)", "", "PEM (*.pem)")
+        if chosen:
+            self.certificate.setText(chosen)
+
