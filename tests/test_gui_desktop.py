@@ -150,9 +150,9 @@ def test_a_request_is_approved_from_the_tray_menu_on_a_real_tray(screen: Screen,
         wait_for("the console to close", lambda: "Coxswain" not in screen.windows()
                  or screen.windows()["Coxswain"][2] < 600)
         open_menu()
-        screen.keys("Down", "Down", "Down", "Return")  # Open console, Pause all agents, Settings…
-        wait_for("the settings", lambda: "Coxswain settings" in screen.windows())
-        screen.shot("settings-on-screen.png")
+        screen.keys("Down", "Down", "Down", "Return")  # Open console, Pause all agents, Room: http://127.0.0.1:…/
+        wait_for("the room's QR code in the settings", lambda: "Coxswain settings" in screen.windows())
+        screen.shot("settings-room-on-screen.png")
     finally:
         app.send_signal(signal.SIGTERM)
         _, err = app.communicate(timeout=30)

@@ -40,7 +40,8 @@ def test_the_menu_offers_what_each_request_needs(qapp: Any) -> None:
     waiting = "R-08 · web · tom · waiting for approval: upgrade the bundler and run the whole test suite…"
     running = "R-07 · api · sarah · 60%: fix the flaky login test"
     assert set(shown) == {f"{waiting} / Approve", f"{waiting} / Deny", f"{running} / Open in console",
-                          f"{running} / Cancel", "Open console", "Pause all agents", "Settings…", "Quit Coxswain"}
+                          f"{running} / Cancel", "Open console", "Pause all agents", "Room: starting…", "Settings…",
+                          "Quit Coxswain"}
     shown[f"{waiting} / Approve"].trigger()
     shown[f"{running} / Cancel"].trigger()
     shown["Pause all agents"].trigger()
@@ -48,7 +49,8 @@ def test_the_menu_offers_what_each_request_needs(qapp: Any) -> None:
     assert tray.toolTip().splitlines()[0] == "Coxswain: 1 waiting for you" and not tray.icon().isNull()
 
     tray.show_summary(summarize([], paused=True, today=TODAY))
-    assert set(actions(tray.menu)) == {"Open console", "Resume all agents", "Settings…", "Quit Coxswain"}
+    assert set(actions(tray.menu)) == {"Open console", "Resume all agents", "Room: starting…", "Settings…",
+                                       "Quit Coxswain"}
     assert tray.toolTip() == "Coxswain: paused"
 
 
