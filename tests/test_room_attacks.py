@@ -209,7 +209,7 @@ def test_a_prompt_with_script_comes_back_as_json_data(room: Room) -> None:
 def test_a_console_line_with_script_comes_back_as_text_runs(room: Room) -> None:
     made = room.daemon.request(f"printf '\\033[31m%s\\033[0m\\n' '{SCRIPT}'")
     room.daemon.wait_state(made["id"], "done")
-    styled = room.daemon.get(f"/api/requests/{made['id']}/output", params={"styled": "true"}).json()["styled"]
+    styled = room.daemon.get(f"/api/requests/{made['id']}/console", params={"styled": "true"}).json()["styled"]
     assert styled == [[{"text": SCRIPT, "fg": "#cd3131"}]]
 
 

@@ -144,7 +144,7 @@ def test_a_background_task_console_with_test_counts_earlier_pages_and_live_lines
     page.locator(f"#tasks a[href='#/t/{live['id']}']").click()
     expect(page.locator("#console")).to_contain_text("tick 1")
     expect(page.locator("#console")).to_contain_text("tick 5", timeout=15_000)
-    assert page.locator("#console div").count() == 5
+    assert page.locator("#console div:not(.pending)").count() == 5
 
     page.get_by_role("link", name="← All requests").click()
     page.locator(f"#tasks a[href='#/t/{done['id']}']").click()
@@ -152,7 +152,7 @@ def test_a_background_task_console_with_test_counts_earlier_pages_and_live_lines
     expect(chip).to_have_text("✓ 3 ✘ 1", timeout=15_000)
     assert chip.get_attribute("title") == "pytest: 3 passed, 1 failed, 1 skipped"
     expect(page.locator("#console")).to_contain_text("1 failed, 3 passed, 1 skipped")
-    lines = page.locator("#console div")
+    lines = page.locator("#console div:not(.pending)")
     expect(lines).to_have_count(500)
     assert "2600" in page.locator("#console").inner_text() and "2400" not in page.locator("#console").inner_text()
     red = page.locator("#console span", has_text="FAILED").first.evaluate("e => getComputedStyle(e).color")
@@ -161,3 +161,22 @@ def test_a_background_task_console_with_test_counts_earlier_pages_and_live_lines
     expect(lines).to_have_count(1000)
     assert "2400" in page.locator("#console").inner_text()
     phones[-1].shot("task-console")
+
+
+def test_a_requests_console_pages_back_and_shows_a_line_still_being_drawn(daemon: DaemonProcess, browser: Browser,
+                                                                         phones: list[Phone]) -> None:
+    page = phone(phones, browser, daemon).sign_in(daemon.token)
+    page.fill("#prompt", "seq 1 1500; printf 'downloading 10%%'; sleep 2; printf '\\rdownloading 100%%\\n'; echo ok")
+    page.get_by_role("button", name="Send").click()
+    page.locator("#requests a").first.click()
+    expect(page.locator("#console .pending")).to_have_text("downloading 10%", timeout=15_000)
+    lines = page.locator("#console div:not(.pending)")
+    expect(lines).to_have_count(500)
+    assert page.locator("#console").inner_text().startswith("1001\n")
+    expect(page.locator("#r-meta .state")).to_have_text("done", timeout=15_000)
+    expect(lines.last).to_have_text("ok")
+    expect(lines.nth(-2)).to_have_text("downloading 100%")
+    expect(page.locator("#console .pending")).to_have_text("")
+    page.get_by_role("button", name="Load earlier").click()
+    expect(lines).to_have_count(1002)  # 500 earlier, the 500 first shown, and the two that came live
+    assert page.locator("#console").inner_text().startswith("501\n")

@@ -17,7 +17,7 @@ from desktop.api.room import add_room
 from desktop.api.security import MCP_PATH, LocalSecurity
 from desktop.console import sgr
 from desktop.console.redact import redact
-from desktop.console.stream import ConsoleStream, folded
+from desktop.console.stream import folded
 from desktop.core import audit, settings
 from desktop.core.actors import Actor
 from desktop.core.agents import Agents
@@ -25,7 +25,6 @@ from desktop.core.errors import Conflict, CoxError, Forbidden, Invalid, NotFound
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
 from desktop.core.principals import Principals
-from desktop.core.states import TERMINAL
 from desktop.core.websessions import WebSessions, session_key
 from desktop.mcp.endpoint import McpEndpoint
 from desktop.platform.secrets import SECRETS, Secrets, SecretStoreError
@@ -34,7 +33,7 @@ from desktop.store import requests as requests_sql
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow
 from desktop.tasks.background import BackgroundTasks
-from desktop.tasks.paging import output_page, output_since
+from desktop.tasks.paging import Page, output_page, output_since
 
 log = logging.getLogger(__name__)
 OUTPUT_CHUNK = 256 * 1024
@@ -191,7 +190,7 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
         return m.RequestOut.of(s.ledger.retry(request_id, actor(request)))
 
     @api.get("/api/requests/{request_id}/output")
-    async def output(request_id: str, request: Request, offset: int = 0, styled: bool = False) -> m.Output:
+    async def output(request_id: str, request: Request, offset: int = 0) -> m.Output:
         row = s.ledger.visible(request_id, actor(request))
         path = s.output_path(row.id)
         data = b""
@@ -199,16 +198,17 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
             with open(path, "rb") as f:
                 f.seek(max(0, offset))
                 data = f.read(OUTPUT_CHUNK)
-        if (len(data) == OUTPUT_CHUNK or (styled and row.state not in TERMINAL)) and b"\n" in data:
-            data = data[:data.rindex(b"\n") + 1]  # whole lines only: a secret is never cut in two
-        elif styled and row.state not in TERMINAL:
-            data = b""  # a web page is given whole lines until the request ends
-        lines = None
-        if styled:
-            stream = ConsoleStream()
-            lines = [sgr.styled(folded(line.text, line.count)) for line in [*stream.feed(data), *stream.finish()]]
+        if len(data) == OUTPUT_CHUNK and b"\n" in data:  # whole lines only: a secret is never cut in two
+            data = data[:data.rindex(b"\n") + 1]
         return m.Output(text=redact(data.decode("utf-8", "replace")), offset=max(0, offset) + len(data),
-                        state=row.state, styled=lines)
+                        state=row.state)
+
+    @api.get("/api/requests/{request_id}/console")
+    async def request_console(request_id: str, request: Request, lines: int = 2000, before: int | None = None,
+                              after: int | None = None, styled: bool = False) -> m.TaskOutput:
+        """The request's own output as console pages, like a task's (the room's console reads it this way)."""
+        row = s.ledger.visible(request_id, actor(request))
+        return console_page(s.output_path(row.id), lines, before, after, False, styled, None)
 
     # --- background tasks (agents reach them through the MCP tools) ------------------------------------------
 
@@ -230,16 +230,7 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
                           after: int | None = None, plain: bool = False, styled: bool = False) -> m.TaskOutput:
         """The last lines (or the page `before` an offset, or what came `after` one: a live console's next read)."""
         view = s.tasks.view(s.tasks.visible(task_id, actor(request)))
-        output, lines = Path(view.row.dir) / "output", max(1, min(lines, 2000))
-        if after is not None:
-            page = output_since(output, after, lines)
-        else:
-            page = output_page(output, lines, before, colours=not plain)
-        shown = [folded(text, count) for text, count in page.lines]
-        return m.TaskOutput(lines=shown, styled=[sgr.styled(line) for line in shown] if styled else None,
-                            before=page.before,
-                            older_not_loaded=page.older_not_loaded, pending=page.pending, end=page.end, more=page.more,
-                            note=view.note if before is None else None)
+        return console_page(Path(view.row.dir) / "output", lines, before, after, plain, styled, view.note)
 
     @api.post("/api/tasks/{task_id}/stop")
     async def stop_task(task_id: str, body: m.Empty, request: Request) -> m.TaskOut:
@@ -310,6 +301,23 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
 
     security = LocalSecurity(routed, s.principals.authenticate, s.web.actor, hosts)
     return api, security, mcp
+
+
+def console_page(output: Path | None, lines: int, before: int | None, after: int | None, plain: bool, styled: bool,
+                 note: str | None) -> m.TaskOutput:
+    """The last lines of a console (or the page `before` an offset, or what came `after` one: a live console's next
+    read); `styled`: each line also as styled runs, for a web page."""
+    lines = max(1, min(lines, 2000))
+    if output is None:  # nothing started yet
+        page = Page([], None, False, "", after or 0)
+    elif after is not None:
+        page = output_since(output, after, lines)
+    else:
+        page = output_page(output, lines, before, not plain)
+    shown = [folded(text, count) for text, count in page.lines]
+    return m.TaskOutput(lines=shown, styled=[sgr.styled(line) for line in shown] if styled else None,
+                        before=page.before, older_not_loaded=page.older_not_loaded, pending=page.pending, end=page.end,
+                        more=page.more, note=note if before is None else None)
 
 
 def describe(errors: Any) -> str:

@@ -243,4 +243,3 @@ class Output(BaseModel):
     text: str
     offset: int
     state: str
-    styled: list[list[dict[str, Any]]] | None = None  # (with ?styled=true) the text's whole lines as styled runs

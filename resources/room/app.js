@@ -253,7 +253,7 @@ async function showRequest() {
   drawActions(r);
   $("r-tasks").replaceChildren(...tasks.filter((t) => t.request_id === r.id && t.kind !== "request").map(taskLink));
   drawTaskHead(null);
-  await followRequest(open);
+  await follow(open);
 }
 
 async function showTask() {
@@ -273,7 +273,7 @@ async function showTask() {
       try { await api(`/api/tasks/${task.id}/stop`, {}); await showTask(); } catch (error) { say(error.message); }
     }})] : []));
   drawTaskHead(task);
-  await followTask(open);
+  await follow(open);
 }
 
 function taskLink(t) {
@@ -324,46 +324,36 @@ function drawTaskHead(task) {
   $("console-status").textContent = task && task.quiet ? `no output for ${task.quiet_minutes} min` : "";
 }
 
-async function reading(open, read) {  // one read at a time; what comes back for a page no longer open is dropped
-  if (open.view.busy) return;
-  open.view.busy = true;
-  try { await read(() => current === open); } catch (error) { say(error.message); } finally { open.view.busy = false; }
+function consolePath(open) {
+  return open.kind === "request" ? `/api/requests/${open.id}/console` : `/api/tasks/${open.id}/output`;
 }
 
-function followRequest(open) {
+async function follow(open) {
+  // The last page first, then what comes after it, once a second while the page is open; one read at a time, and
+  // what comes back for a page no longer open is dropped.
   const view = open.view;
-  return reading(open, async (still) => {
-    for (;;) {
-      const chunk = await api(`/api/requests/${open.id}/output?styled=true&offset=${view.end}`);
-      if (!still()) return;
-      append(chunk.styled || []);
-      if (chunk.offset === view.end) return;
-      view.end = chunk.offset;
-    }
-  });
-}
-
-function followTask(open) {
-  const view = open.view;
-  return reading(open, async (still) => {
+  if (view.busy) return;
+  view.busy = true;
+  try {
     if (view.first) {
-      const page = await api(`/api/tasks/${open.id}/output?styled=true&lines=${PAGE}`);
-      if (!still()) return;
+      const page = await api(`${consolePath(open)}?styled=true&lines=${PAGE}`);
+      if (current !== open) return;
       view.first = false;
       [view.before, view.end] = [page.before, page.end];
       $("earlier").hidden = page.before == null;
-      append(page.styled);
-      if (page.note) append([[{text: page.note}]], "note");
+      append(page.styled, page.pending);
+      if (page.note) append([[{text: page.note}]], page.pending, "note");
       return;
     }
     for (let more = true; more;) {
-      const page = await api(`/api/tasks/${open.id}/output?styled=true&lines=${PAGE}&after=${view.end}`);
-      if (!still()) return;
+      const page = await api(`${consolePath(open)}?styled=true&lines=${PAGE}&after=${view.end}`);
+      if (current !== open) return;
+      if (page.older_not_loaded) append([[{text: "… output came faster than it can be shown; lines skipped"}]], "", "note");
       view.end = page.end;
       more = page.more;
-      append(page.styled);
+      append(page.styled, page.pending);
     }
-  });
+  } catch (error) { say(error.message); } finally { view.busy = false; }
 }
 
 function line(runs, extra) {
@@ -385,11 +375,16 @@ function line(runs, extra) {
 
 function atEnd(box) { return box.scrollHeight - box.scrollTop - box.clientHeight < 8; }
 
-function append(lines, extra) {
-  if (!lines.length) return;
+function append(lines, pending, extra) {
+  // Whole lines go before the unfinished last one (a progress bar still being drawn), which is shown as it is now.
   const box = $("console");
+  let last = box.querySelector(".pending");
+  const shown = (pending || "").replace(/\x1b\[[0-9;:?]*[A-Za-z]/g, "");
+  if (!lines.length && (last ? last.textContent : "") === shown) return;
   const following = atEnd(box);
-  box.append(...lines.map((runs) => line(runs, extra)));
+  if (!last) { last = el("div", {class: "pending"}); box.append(last); }
+  last.before(...lines.map((runs) => line(runs, extra)));
+  last.textContent = shown;
   if (following) box.scrollTop = box.scrollHeight;
   $("jump").hidden = following;
 }
@@ -403,9 +398,9 @@ $("jump").addEventListener("click", () => {
 
 $("earlier").addEventListener("click", async () => {
   const open = current;
-  if (!open || open.kind !== "task" || open.view.before == null) return;
+  if (!open || open.view.before == null) return;
   const view = open.view;
-  const page = await api(`/api/tasks/${open.id}/output?styled=true&lines=${PAGE}&before=${view.before}`);
+  const page = await api(`${consolePath(open)}?styled=true&lines=${PAGE}&before=${view.before}`);
   if (current !== open) return;
   view.before = page.before;
   const box = $("console");
