@@ -36,7 +36,8 @@ OFFSCREEN = {"QT_QPA_PLATFORM": "offscreen"}
 
 
 def sources_hash() -> str:
-    files = sorted([*(ROOT / "desktop").rglob("*.py"), *(ROOT / "resources").iterdir(), ROOT / "pyproject.toml",
+    files = sorted([*(ROOT / "desktop").rglob("*.py"), *(p for p in (ROOT / "resources").rglob("*") if p.is_file()),
+                    ROOT / "pyproject.toml",
                     ROOT / "packaging" / "coxswain.spec", ROOT / "packaging" / "build.py", ROOT / "installer.nsi"])
     digest = hashlib.sha256()
     for f in files:

@@ -15,7 +15,7 @@ from tests.daemon_process import DaemonProcess
 def test_runner_outlives_a_killed_daemon_and_is_reattached(make_daemon: type[DaemonProcess], tmp_path: Path) -> None:
     out = tmp_path / "lines"
     daemon = make_daemon(tmp_path / "home").start()
-    row = daemon.request(f"sleep 1.5; echo once >> {out}")
+    row = daemon.request(f"sleep 3; echo once >> {out}")  # still running when the new daemon re-attaches
     daemon.wait_state(row["id"], "running")
     daemon.stop(signal.SIGKILL)
     time.sleep(0.2)

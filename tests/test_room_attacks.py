@@ -299,6 +299,15 @@ def test_guessing_link_codes_is_slowed_down_too(room: Room) -> None:
     assert guesser.post("/room/exchange", json={"code": "code-6"}).status_code == 429
 
 
+@pytest.mark.parametrize("body", ["not json", "{}", '{"token": ""}', '{"token": "' + "g" * 5000 + '"}',
+                                  '{"token": 5}', '{"token": "x", "admin": true}', '{"code": "x"}', "[]"])
+def test_a_malformed_sign_in_is_answered_in_words_and_echoes_nothing(room: Room, body: str) -> None:
+    answer = room.client("127.0.0.11").post("/room/signin", content=body, headers={"Content-Type": "application/json"})
+    assert answer.status_code == 422 and answer.json()["error"]
+    assert "g" * 100 not in answer.text and "Set-Cookie" not in answer.headers
+    assert room.daemon.get("/api/health").status_code == 200
+
+
 # --- one-time links ------------------------------------------------------------------------------------------
 
 def test_a_link_signs_in_once(room: Room) -> None:

@@ -2,6 +2,7 @@
 and the owner see, live, without reloading; and that nothing a prompt or an agent's output says runs in the page."""
 
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,6 +60,7 @@ def test_a_teammate_asks_the_owner_approves_and_both_watch_it_run(daemon: Daemon
     expect(card.locator(".prompt")).to_have_text(STEPS)
     expect(card.locator(".left")).to_have_text("23 h 59 min left")
     owner.shot("owner-approval")
+    assert owner.page.evaluate("document.documentElement.scrollWidth") <= 375
     card.get_by_role("button", name="Approve").focus()  # the keyboard is enough
     owner.page.keyboard.press("Enter")
     expect(card).to_have_count(0)
@@ -77,6 +79,7 @@ def test_a_teammate_asks_the_owner_approves_and_both_watch_it_run(daemon: Daemon
     assert green == "rgb(13, 188, 121)", "the console keeps the colours"
     expect(page.locator("#r-timeline")).to_contain_text(["approved by owner"])
     assert page.evaluate("window.sameDocument") is True, "nothing was reloaded"
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375, "nothing wider than the phone"
     sarah.shot("teammate-done")
 
     # a retry, and a new request that mentions the first
@@ -147,7 +150,11 @@ def test_a_background_task_console_with_test_counts_earlier_pages_and_live_lines
     assert page.locator("#console div:not(.pending)").count() == 5
 
     page.get_by_role("link", name="← All requests").click()
-    page.locator(f"#tasks a[href='#/t/{done['id']}']").click()
+    deadline = time.monotonic() + 30
+    while daemon.get(f"/api/tasks/{done['id']}").json()["state"] != "ended":
+        assert time.monotonic() < deadline, "the test run did not end"
+        time.sleep(0.05)
+    page.locator(f"#tasks a[href='#/t/{done['id']}']").click()  # opens on the last 500 lines
     chip = page.locator("#chip")
     expect(chip).to_have_text("✓ 3 ✘ 1", timeout=15_000)
     assert chip.get_attribute("title") == "pytest: 3 passed, 1 failed, 1 skipped"
@@ -166,9 +173,14 @@ def test_a_background_task_console_with_test_counts_earlier_pages_and_live_lines
 def test_a_requests_console_pages_back_and_shows_a_line_still_being_drawn(daemon: DaemonProcess, browser: Browser,
                                                                          phones: list[Phone]) -> None:
     page = phone(phones, browser, daemon).sign_in(daemon.token)
-    page.fill("#prompt", "seq 1 1500; printf 'downloading 10%%'; sleep 2; printf '\\rdownloading 100%%\\n'; echo ok")
+    page.fill("#prompt", "seq 1 1500; printf 'downloading 10%%'; sleep 4; printf '\\rdownloading 100%%\\n'; echo ok")
     page.get_by_role("button", name="Send").click()
-    page.locator("#requests a").first.click()
+    request_id = daemon.get("/api/requests").json()[0]["id"]
+    deadline = time.monotonic() + 15
+    while daemon.get(f"/api/requests/{request_id}/console").json()["pending"] != "downloading 10%":
+        assert time.monotonic() < deadline, "the command did not get to its progress bar"
+        time.sleep(0.05)
+    page.locator("#requests a").first.click()  # the page opens on the last 500 of the 1500 lines
     expect(page.locator("#console .pending")).to_have_text("downloading 10%", timeout=15_000)
     lines = page.locator("#console div:not(.pending)")
     expect(lines).to_have_count(500)

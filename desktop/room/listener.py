@@ -11,7 +11,6 @@ from typing import Any
 from desktop.api.security import LocalSecurity
 from desktop.api.serving import EmbeddedServer, listening_socket, serve, shut
 from desktop.core import settings
-from desktop.room import certificate
 from desktop.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -40,6 +39,8 @@ class RoomListener:
             if address == "loopback":
                 return
             port, chosen = settings.current(conn, "room_port"), settings.text(conn, "room_certificate")
+            from desktop.room import certificate  # cryptography (60 ms) only once the room goes beyond loopback
+
             try:
                 tls = certificate.generated(self._folder, address) if chosen == "generated" \
                     else certificate.provided(Path(chosen).expanduser())
