@@ -80,7 +80,14 @@ def secret_service() -> Iterator[dict[str, str]]:
     keyring_daemon.stdin.close()
     try:
         deadline = time.monotonic() + 20
-        while not (home / ".local" / "share" / "keyrings" / "login.keyring").exists():
+
+        def serving() -> bool:  # the keyring file is written, and the Secret Service is on the bus (not always both)
+            owned = subprocess.run(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",
+                                    "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
+                                    "string:org.freedesktop.secrets"], env=env, capture_output=True, text=True)
+            return (home / ".local" / "share" / "keyrings" / "login.keyring").exists() and "true" in owned.stdout
+
+        while not serving():
             if keyring_daemon.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError(f"GNOME Keyring did not start: {keyring_daemon.stderr.read()!r}")  # type: ignore[union-attr]
             time.sleep(0.05)

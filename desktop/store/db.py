@@ -34,9 +34,9 @@ class Store:
                 f"{self.path} has schema version {current}, newer than this Coxswain knows ({len(migrations)}); "
                 "install a newer Coxswain"
             )
+        if 0 < current < len(migrations):  # one copy of the database as this start found it (a new one has nothing)
+            self.backup(backups / f"coxswain-v{current}-{time.strftime('%Y%m%dT%H%M%S')}.db")
         for version in range(current + 1, len(migrations) + 1):
-            if current > 0:  # a database that held something before this start (a new one has nothing to lose)
-                self.backup(backups / f"coxswain-v{version - 1}-{time.strftime('%Y%m%dT%H%M%S')}.db")
             with self.transaction() as conn:
                 for statement in _statements(migrations[version - 1]):
                     conn.execute(statement)
