@@ -93,12 +93,16 @@ def desktop_without_bus(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkey
 
 @contextlib.contextmanager
 def keyring_from_environment() -> Iterator[None]:
-    """The keyring library picks its backend once per process: pick again for this test's environment, and give
-    the next test in this process back the one it had."""
+    """The keyring library picks its backend once per process, from a list of usable backends it also makes only
+    once: make both again for this test's environment (a Secret Service absent for an earlier test in this worker
+    may be there now), and give the next test in this process back the backend it had."""
     import keyring
+    import keyring.backend
     import keyring.core
 
     before = keyring.get_keyring()
+    with contextlib.suppress(KeyError):  # (not made yet)
+        keyring.backend.get_all_keyring.reset()  # type: ignore[attr-defined]
     keyring.core.init_backend()
     try:
         yield
