@@ -127,6 +127,29 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=lambda h, a: _print(_client(h).post("/api/room/link", {"person": a.name}), lambda r: (
         f"{r['url']}\n(one use, until {r['expires_at']}; share it only with {a.name})")))
 
+    connector = sub.add_parser("connector", help="chat connectors: each request's thread in Slack").add_subparsers(
+        metavar="ACTION", required=True)
+    p = connector.add_parser("add", help="connect a chat; reads its tokens from standard input, one per line "
+                                         "(Slack: the app token xapp-…, then the bot token xoxb-…)")
+    p.add_argument("kind", choices=["slack"])
+    p.add_argument("--channel", help="the channel for the threads of requests sent from elsewhere (CLI, room)")
+    p.add_argument("--base-url", help=argparse.SUPPRESS)  # another API address (tests, Enterprise Grid proxies)
+    p.set_defaults(handler=_connector_add)
+    p = connector.add_parser("map", help="say which person a chat user is (their requests and clicks count as "
+                                         "theirs); 'owner' for you")
+    p.add_argument("kind")
+    p.add_argument("chat_user", help="the chat's user ID (Slack: U…)")
+    p.add_argument("person", help="a person's name, or '-' to forget the chat user")
+    p.set_defaults(handler=lambda h, a: _print(_client(h).post(f"/api/connectors/{a.kind}/people", {
+        "chat_user": a.chat_user, "person": None if a.person == "-" else a.person}),
+        lambda r: f"{a.kind} user {r['chat_user']} is {r['person'] or 'nobody now'}"))
+    connector.add_parser("list", help="connectors, whether they are connected, and who is who").set_defaults(
+        handler=lambda h, a: _print(_client(h).get("/api/connectors"), _connector_table))
+    p = connector.add_parser("remove", help="disconnect a chat (its threads stay in the chat)")
+    p.add_argument("kind")
+    p.set_defaults(handler=lambda h, a: _print(_client(h).post(f"/api/connectors/{a.kind}/remove", {}),
+                                               lambda r: f"removed {r['removed']}"))
+
     command("room", lambda h, a: _print(_client(h).get("/api/room"), _room_text),
             "where the room (the web page for phones) is reached; change it with `cox settings set room_address`")
 
@@ -352,6 +375,29 @@ def _secret_set(home: Home, args: argparse.Namespace) -> int:
     _client(home).post("/api/secrets", {"name": args.name, "value": value.strip()})
     print(f"stored {args.name} in the keyring")
     return 0
+
+
+def _connector_add(home: Home, args: argparse.Namespace) -> int:
+    if sys.stdin.isatty():
+        import getpass
+
+        app_token, bot_token = getpass.getpass("App token (xapp-…): "), getpass.getpass("Bot token (xoxb-…): ")
+    else:
+        given: list[str] = [*sys.stdin.read().split(), "", ""]
+        app_token, bot_token = given[0], given[1]
+    made = _client(home).post("/api/connectors", {"kind": args.kind, "app_token": app_token, "bot_token": bot_token,
+                                                  "channel": args.channel, "base_url": args.base_url})
+    print(f"connected {made['name']}: {made['connected_to']}")
+    return 0
+
+
+def _connector_table(rows: list[dict[str, Any]]) -> str:
+    lines = []
+    for row in rows:
+        state = "connected" if row["connected"] else f"not connected{': ' + row['problem'] if row['problem'] else ''}"
+        lines.append(f"{row['name']}: {state}; threads of other requests in {row['channel'] or '(none)'}")
+        lines += [f"  {user} is {person}" for user, person in row["people"].items()]
+    return "\n".join(lines) or "no connectors"
 
 
 def _room_text(room: dict[str, Any]) -> str:

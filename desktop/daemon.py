@@ -18,6 +18,8 @@ from apscheduler.triggers.date import DateTrigger
 
 from desktop.api.app import Services, build
 from desktop.api.serving import listening_socket, serve, shut
+from desktop.connectors import setup as connectors
+from desktop.connectors.service import Chat
 from desktop.console.redact import redact
 from desktop.core import settings
 from desktop.core.actors import Actor
@@ -63,6 +65,7 @@ class Daemon:
         self._suspended_at: float | None = None
         self.sleep = power_for_platform(self.suspend, self.resume)
         self._background: set[asyncio.Task[None]] = set()
+        self.chat_problems: dict[str, str] = {}
 
     async def start(self) -> None:
         self._lock.acquire()
@@ -75,6 +78,8 @@ class Daemon:
         self.agents = Agents(self.store, {name: r.permission_modes for name, r in self.runtimes.items()}, wall)
         self._add_builtin_agent()
         self.ledger.listeners.append(self._on_change)
+        self.chat = Chat(self.store, self.ledger, wall)
+        self.ledger.listeners.append(self.chat.on_change)
 
         # Overdue approvals expire before anything could run them.
         self.ledger.expire_overdue()
@@ -115,7 +120,7 @@ class Daemon:
                             self.runs.output_path, self.clock.wall, self.runs.agent_statuses, self.secrets, self.tasks,
                             kick=lambda: self.dispatcher.kick(), setting_changed=self._setting_changed,
                             web=WebSessions(self.store, self.principals, self.clock.wall, self.clock.mono),
-                            room_status=lambda: self.room.status())
+                            room_status=lambda: self.room.status(), chat=self.chat, chat_problems=self.chat_problems)
         _, security, mcp = build(services)
         self._mcp = mcp
         sock = listening_socket(self.host, self.port)
@@ -129,10 +134,12 @@ class Daemon:
         log.info("listening on %s", self.url)
         self.room = RoomListener(security, self.store, self.home.root, self.url)
         await self.room.apply()
+        self.chat_problems.update(await connectors.start_all(self.chat, self.store, self.secrets))
 
     async def stop(self) -> None:
         """Stop serving and following; commands go on under their runners and are re-attached at the next start."""
         await self.room.close()
+        await self.chat.close()
         await shut(self._server, self._serving)
         await self.sleep.stop()
         self.scheduler.shutdown(wait=False)

@@ -13,8 +13,10 @@ from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse
 
 from desktop.api import models as m
+from desktop.api.chat import add_chat
 from desktop.api.room import add_room
 from desktop.api.security import MCP_PATH, LocalSecurity
+from desktop.connectors.service import Chat
 from desktop.console import sgr
 from desktop.console.redact import redact
 from desktop.console.stream import folded
@@ -56,6 +58,8 @@ class Services:
     setting_changed: Callable[[str], None]  # the owner changed this setting (it is stored and published)
     web: WebSessions
     room_status: Callable[[], dict[str, Any]]  # where the room is reached (see desktop/room/listener.py)
+    chat: Chat
+    chat_problems: dict[str, str]  # connectors that could not start, and why
 
 
 def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, LocalSecurity, McpEndpoint]:
@@ -294,6 +298,7 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
         return EventSourceResponse(stream(), ping=15)
 
     add_room(api, s.web, s.events, s.room_status, actor, owner)
+    add_chat(api, s.chat, s.store, s.secrets, s.chat_problems, s.wall, owner)
     mcp = McpEndpoint(s.ledger, s.tasks, s.events)
 
     async def routed(scope: dict[str, Any], receive: Any, send: Any) -> None:

@@ -21,6 +21,7 @@ SECRETS = {
     "gemini_api_key": "GEMINI_API_KEY",
     "copilot_token": "COPILOT_GITHUB_TOKEN",
 }
+CHAT_SECRETS = ("slack_app_token", "slack_bot_token", "feishu_app_secret")  # the connectors' own; never given to agents
 SECURE_BACKENDS = ("keyring.backends.SecretService", "keyring.backends.libsecret", "keyring.backends.kwallet",
                    "keyring.backends.macOS", "keyring.backends.Windows")
 
@@ -61,6 +62,16 @@ class Secrets:
             raise SecretStoreError(f"the value for {name} is empty")
         self._call(lambda: self._backend.set_password(SERVICE, name, value.strip()))
 
+    def set_chat(self, name: str, value: str) -> None:
+        self._check(name, CHAT_SECRETS)
+        if not value.strip():
+            raise SecretStoreError(f"the value for {name} is empty")
+        self._call(lambda: self._backend.set_password(SERVICE, name, value.strip()))
+
+    def chat(self, name: str) -> str | None:
+        self._check(name, CHAT_SECRETS)
+        return self._read(name)
+
     def stored(self) -> list[str]:
         if self.problem():
             return []
@@ -85,9 +96,9 @@ class Secrets:
     def _read(self, name: str) -> str | None:
         return self._call(lambda: self._backend.get_password(SERVICE, name))
 
-    def _check(self, name: str) -> None:
-        if name not in SECRETS:
-            raise SecretStoreError(f"'{name[:40]}' is not a secret Coxswain keeps; known: {', '.join(SECRETS)}")
+    def _check(self, name: str, known: Iterable[str] = SECRETS) -> None:
+        if name not in known:
+            raise SecretStoreError(f"'{name[:40]}' is not a secret Coxswain keeps; known: {', '.join(known)}")
         problem = self.problem()
         if problem:
             raise SecretStoreError(problem)

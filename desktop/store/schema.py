@@ -134,4 +134,37 @@ MIGRATIONS: list[str] = [
         expires_at   REAL NOT NULL
     );
     """,
+    # 5: chat connectors: who is who in the chat, each request's thread, and what is still to be posted there
+    """
+    CREATE TABLE connectors (
+        name         TEXT PRIMARY KEY,
+        config       TEXT NOT NULL,
+        added_at     REAL NOT NULL
+    );
+    CREATE TABLE chat_people (
+        connector    TEXT NOT NULL,
+        chat_user    TEXT NOT NULL,
+        principal    TEXT NOT NULL REFERENCES principals(name),
+        PRIMARY KEY (connector, chat_user)
+    );
+    CREATE TABLE chat_threads (
+        connector    TEXT NOT NULL,
+        request_id   TEXT NOT NULL REFERENCES requests(id),
+        channel      TEXT NOT NULL,
+        origin       TEXT,
+        thread       TEXT,
+        approval     TEXT,
+        PRIMARY KEY (connector, request_id)
+    );
+    CREATE TABLE chat_outbox (
+        seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+        connector    TEXT NOT NULL,
+        request_id   TEXT NOT NULL,
+        kind         TEXT NOT NULL,
+        body         TEXT NOT NULL,
+        created_at   REAL NOT NULL,
+        posted_at    REAL
+    );
+    CREATE INDEX chat_outbox_waiting ON chat_outbox(connector, posted_at, seq);
+    """,
 ]

@@ -1,0 +1,1 @@
+"""Chat connectors: each request's own thread in Slack or Feishu, titled with its ID, following it to the end."""

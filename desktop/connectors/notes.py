@@ -1,0 +1,58 @@
+"""What a request's chat thread is told when the request changes: pure, the same words for every chat."""
+
+from dataclasses import dataclass
+
+from desktop.console.redact import redact
+from desktop.core.states import Action, State
+from desktop.store.rows import RequestRow, TimelineRow
+
+RESULT_CHARS = 1500
+ANSWERS = {Action.APPROVE, Action.DENY, Action.EXPIRE, Action.CANCEL, Action.REVOKE}
+SAID = ANSWERS | {Action.DISPATCH, Action.FAIL, Action.STOP, Action.INTERRUPT, Action.RESUME, Action.ANSWER}
+
+
+@dataclass(frozen=True)
+class Note:
+    kind: str  # open | answered | say
+    text: str
+    buttons: bool = False  # (open) Approve and Deny, for the owner
+
+
+def title(request: RequestRow) -> str:
+    first = request.prompt.strip().splitlines()[0] if request.prompt.strip() else ""
+    return f"{request.id} · {request.agent} · {first[:60] + ('…' if len(first) > 60 else '')}"
+
+
+def notes(request: RequestRow, action: Action, said: TimelineRow | None, question: str | None = None,
+          progress_step: bool = False) -> list[Note]:
+    """The thread messages for one change; `said` is the timeline entry the change wrote."""
+    if action == Action.CREATE:
+        lines = [title(request), f"Asked by {request.requester}."]
+        if request.retry_of:
+            lines.append(f"Retry of {request.retry_of}.")
+        if request.state == State.PENDING:
+            lines.append("Waiting for the owner's approval.")
+        return [Note("open", "\n".join(lines), buttons=request.state == State.PENDING)]
+    found: list[Note] = []
+    if action in ANSWERS and said is not None:  # the approval message loses its buttons
+        found.append(Note("answered", f"{request.id}: {said.text}"))
+    if action == Action.ASK and question:
+        found.append(Note("say", f"Question from {request.agent}: {redact(question)}\n"
+                                 f"Answer with `cox answer {request.id} …` or in the room."))
+    elif action == Action.PROGRESS and progress_step and request.progress is not None:
+        found.append(Note("say", f"{round(request.progress)}% done."))
+    elif action == Action.SUCCEED:
+        found.append(Note("say", "Done." + _result(request)))
+    elif action in SAID and said is not None:
+        found.append(Note("say", said.text[:1].upper() + said.text[1:] + (_result(request) if action == Action.FAIL
+                                                                           else "")))
+    return found
+
+
+def _result(request: RequestRow) -> str:
+    text = redact((request.result or "").strip())
+    if not text:
+        return ""
+    if len(text) > RESULT_CHARS:
+        text = text[:RESULT_CHARS] + "…"
+    return f"\n{text}\nThe whole console: `cox logs {request.id}` or the room."

@@ -1,0 +1,59 @@
+"""Adding a chat connector: its tokens are checked against the chat, kept in the OS keyring, and the connector is
+started; its settings (channel, API address) go to the database. Also what the owner sees of each connector."""
+
+from typing import Any
+
+from desktop.connectors.service import Chat, Connector
+from desktop.core.errors import Invalid, NotFound
+from desktop.platform.secrets import Secrets
+from desktop.store import chat as sql
+from desktop.store.db import Store
+
+KINDS = ("slack",)
+
+
+async def add(chat: Chat, store: Store, secrets: Secrets, kind: str, tokens: dict[str, str], config: dict[str, Any],
+              at: float) -> str:
+    """Check, store and start; returns what the chat said the tokens are (e.g. the workspace and bot)."""
+    if kind not in KINDS:
+        raise NotFound(f"there is no connector '{kind[:20]}'; known: {', '.join(KINDS)}")
+    from desktop.connectors import slack  # slack_sdk and aiohttp load only for a daemon that uses them
+
+    try:
+        said = await slack.check(tokens.get("app_token", ""), tokens.get("bot_token", ""),
+                                 config.get("base_url") or slack.DEFAULT_API)
+    except ValueError as error:
+        raise Invalid(str(error)) from None
+    secrets.set_chat("slack_app_token", tokens["app_token"])
+    secrets.set_chat("slack_bot_token", tokens["bot_token"])
+    with store.transaction() as conn:
+        sql.set_connector(conn, kind, {**config, "kind": kind}, at)
+    await chat.add(build(chat, secrets, kind, config))
+    return said
+
+
+def build(chat: Chat, secrets: Secrets, name: str, config: dict[str, Any]) -> Connector:
+    app_token, bot_token = secrets.chat("slack_app_token"), secrets.chat("slack_bot_token")
+    if not app_token or not bot_token:
+        raise Invalid(f"the {name} tokens are not in the keyring; add the connector again")
+    from desktop.connectors import slack
+
+    return slack.SlackConnector(chat, app_token, bot_token, config.get("base_url") or slack.DEFAULT_API)
+
+
+async def start_all(chat: Chat, store: Store, secrets: Secrets) -> dict[str, str]:
+    """Start every configured connector; returns the problems of those that could not start."""
+    problems = {}
+    for name, config in sql.connectors(store.conn).items():
+        try:
+            await chat.add(build(chat, secrets, name, config))
+        except Exception as error:  # a keyring that fails, tokens gone: said, the daemon goes on
+            problems[name] = str(error)
+    return problems
+
+
+def listing(chat: Chat, store: Store, problems: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"name": name, "channel": config.get("channel"), "people": sql.people(store.conn, name),
+             "connected": name in chat.connectors and chat.connectors[name].connected(),
+             "problem": problems.get(name)}
+            for name, config in sql.connectors(store.conn).items()]
