@@ -127,18 +127,20 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=lambda h, a: _print(_client(h).post("/api/room/link", {"person": a.name}), lambda r: (
         f"{r['url']}\n(one use, until {r['expires_at']}; share it only with {a.name})")))
 
-    connector = sub.add_parser("connector", help="chat connectors: each request's thread in Slack").add_subparsers(
-        metavar="ACTION", required=True)
-    p = connector.add_parser("add", help="connect a chat; reads its tokens from standard input, one per line "
-                                         "(Slack: the app token xapp-…, then the bot token xoxb-…)")
-    p.add_argument("kind", choices=["slack"])
+    connector = sub.add_parser("connector", help="chat connectors: each request's thread in Slack or Feishu"
+                               ).add_subparsers(metavar="ACTION", required=True)
+    p = connector.add_parser("add", help="connect a chat; reads its secrets from standard input, one per line "
+                                         "(Slack: the app token xapp-…, then the bot token xoxb-…; Feishu: the app "
+                                         "secret)")
+    p.add_argument("kind", choices=["slack", "feishu"])
+    p.add_argument("--app-id", help="Feishu: the app's App ID (cli_…)")
     p.add_argument("--channel", help="the channel for the threads of requests sent from elsewhere (CLI, room)")
     p.add_argument("--base-url", help=argparse.SUPPRESS)  # another API address (tests, Enterprise Grid proxies)
     p.set_defaults(handler=_connector_add)
     p = connector.add_parser("map", help="say which person a chat user is (their requests and clicks count as "
                                          "theirs); 'owner' for you")
     p.add_argument("kind")
-    p.add_argument("chat_user", help="the chat's user ID (Slack: U…)")
+    p.add_argument("chat_user", help="the chat's user ID (Slack: U…; Feishu: the open_id, ou_…)")
     p.add_argument("person", help="a person's name, or '-' to forget the chat user")
     p.set_defaults(handler=lambda h, a: _print(_client(h).post(f"/api/connectors/{a.kind}/people", {
         "chat_user": a.chat_user, "person": None if a.person == "-" else a.person}),
@@ -378,14 +380,15 @@ def _secret_set(home: Home, args: argparse.Namespace) -> int:
 
 
 def _connector_add(home: Home, args: argparse.Namespace) -> int:
+    asked = ["App secret"] if args.kind == "feishu" else ["App token (xapp-…)", "Bot token (xoxb-…)"]
     if sys.stdin.isatty():
         import getpass
 
-        app_token, bot_token = getpass.getpass("App token (xapp-…): "), getpass.getpass("Bot token (xoxb-…): ")
+        given = [getpass.getpass(f"{what}: ") for what in asked]
     else:
-        given: list[str] = [*sys.stdin.read().split(), "", ""]
-        app_token, bot_token = given[0], given[1]
-    made = _client(home).post("/api/connectors", {"kind": args.kind, "app_token": app_token, "bot_token": bot_token,
+        given = [*sys.stdin.read().split(), "", ""]
+    secrets = {"app_secret": given[0]} if args.kind == "feishu" else {"app_token": given[0], "bot_token": given[1]}
+    made = _client(home).post("/api/connectors", {"kind": args.kind, **secrets, "app_id": args.app_id or "",
                                                   "channel": args.channel, "base_url": args.base_url})
     print(f"connected {made['name']}: {made['connected_to']}")
     return 0

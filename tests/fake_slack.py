@@ -44,6 +44,7 @@ class FakeSlack:
         return self
 
     def stop(self) -> None:
+        self.drop()  # a client still connected would hold the server's shutdown up
         asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(10)

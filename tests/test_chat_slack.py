@@ -104,6 +104,7 @@ def test_answers_from_elsewhere_retries_expiry_and_the_slash_command(chat_daemon
                                   "channel_id": "C1"})
     slack.wait(lambda: any(m["text"] == "<@U_OWNER>: shell echo slashed" for m in slack.messages),
                what="the slash command's message")
+    slack.wait(lambda: daemon.get("/api/requests").json()[0]["prompt"] == "echo slashed", what="the request")
     done = daemon.wait_state(daemon.get("/api/requests").json()[0]["id"], "done")
     assert done["requester"] == "owner" and done["result"] == "slashed"
 

@@ -21,8 +21,10 @@ from desktop.store.db import Store
 
 class NewConnector(Body):
     kind: str = Field(min_length=1, max_length=20)
-    app_token: str = Field(default="", max_length=500)
-    bot_token: str = Field(default="", max_length=500)
+    app_token: str = Field(default="", max_length=500)  # Slack
+    bot_token: str = Field(default="", max_length=500)  # Slack
+    app_id: str = Field(default="", max_length=100)  # Feishu
+    app_secret: str = Field(default="", max_length=500)  # Feishu
     channel: str | None = Field(default=None, max_length=100)  # where threads of requests from elsewhere go
     base_url: str | None = Field(default=None, max_length=300)
 
@@ -42,9 +44,10 @@ def add_chat(api: FastAPI, chat: Chat, store: Store, secrets: Secrets, problems:
     @api.post("/api/connectors", status_code=201)
     async def add(body: NewConnector, request: Request) -> dict[str, str]:
         who = owner(request)
-        said = await setup.add(chat, store, secrets, body.kind, {"app_token": body.app_token,
-                                                                  "bot_token": body.bot_token},
-                               {"channel": body.channel, "base_url": body.base_url}, wall())
+        tokens = {"app_token": body.app_token, "bot_token": body.bot_token, "app_secret": body.app_secret}
+        config = {"channel": body.channel, "base_url": body.base_url, **({"app_id": body.app_id} if body.app_id
+                                                                          else {})}
+        said = await setup.add(chat, store, secrets, body.kind, tokens, config, wall())
         problems.pop(body.kind, None)
         with store.transaction() as conn:
             audit.append(conn, wall(), who, "add_connector", None, f"connected {body.kind} ({said})")

@@ -9,7 +9,7 @@ from desktop.platform.secrets import Secrets
 from desktop.store import chat as sql
 from desktop.store.db import Store
 
-KINDS = ("slack",)
+KINDS = ("slack", "feishu")
 
 
 async def add(chat: Chat, store: Store, secrets: Secrets, kind: str, tokens: dict[str, str], config: dict[str, Any],
@@ -17,15 +17,24 @@ async def add(chat: Chat, store: Store, secrets: Secrets, kind: str, tokens: dic
     """Check, store and start; returns what the chat said the tokens are (e.g. the workspace and bot)."""
     if kind not in KINDS:
         raise NotFound(f"there is no connector '{kind[:20]}'; known: {', '.join(KINDS)}")
-    from desktop.connectors import slack  # slack_sdk and aiohttp load only for a daemon that uses them
-
     try:
-        said = await slack.check(tokens.get("app_token", ""), tokens.get("bot_token", ""),
-                                 config.get("base_url") or slack.DEFAULT_API)
+        if kind == "slack":
+            from desktop.connectors import slack  # each SDK loads only for a daemon that uses it
+
+            said = await slack.check(tokens.get("app_token", ""), tokens.get("bot_token", ""),
+                                     config.get("base_url") or slack.DEFAULT_API)
+        else:
+            from desktop.connectors import feishu
+
+            said = await feishu.check(config.get("app_id") or "", tokens.get("app_secret", ""),
+                                      config.get("base_url") or feishu.DEFAULT_DOMAIN)
     except ValueError as error:
         raise Invalid(str(error)) from None
-    secrets.set_chat("slack_app_token", tokens["app_token"])
-    secrets.set_chat("slack_bot_token", tokens["bot_token"])
+    if kind == "slack":
+        secrets.set_chat("slack_app_token", tokens["app_token"])
+        secrets.set_chat("slack_bot_token", tokens["bot_token"])
+    else:
+        secrets.set_chat("feishu_app_secret", tokens["app_secret"])
     with store.transaction() as conn:
         sql.set_connector(conn, kind, {**config, "kind": kind}, at)
     await chat.add(build(chat, secrets, kind, config))
@@ -33,6 +42,14 @@ async def add(chat: Chat, store: Store, secrets: Secrets, kind: str, tokens: dic
 
 
 def build(chat: Chat, secrets: Secrets, name: str, config: dict[str, Any]) -> Connector:
+    if name == "feishu":
+        from desktop.connectors import feishu
+
+        app_secret = secrets.chat("feishu_app_secret")
+        if not app_secret:
+            raise Invalid("the feishu app secret is not in the keyring; add the connector again")
+        return feishu.FeishuConnector(chat, config["app_id"], app_secret,
+                                      config.get("base_url") or feishu.DEFAULT_DOMAIN)
     app_token, bot_token = secrets.chat("slack_app_token"), secrets.chat("slack_bot_token")
     if not app_token or not bot_token:
         raise Invalid(f"the {name} tokens are not in the keyring; add the connector again")
