@@ -1,6 +1,8 @@
 """Adding a chat connector: its tokens are checked against the chat, kept in the OS keyring, and the connector is
 started; its settings (channel, API address) go to the database. Also what the owner sees of each connector."""
 
+import asyncio
+import importlib
 from typing import Any
 
 from desktop.connectors.service import Chat, Connector
@@ -24,8 +26,7 @@ async def add(chat: Chat, store: Store, secrets: Secrets, kind: str, tokens: dic
             said = await slack.check(tokens.get("app_token", ""), tokens.get("bot_token", ""),
                                      config.get("base_url") or slack.DEFAULT_API)
         else:
-            from desktop.connectors import feishu
-
+            feishu = await asyncio.to_thread(importlib.import_module, "desktop.connectors.feishu")
             said = await feishu.check(config.get("app_id") or "", tokens.get("app_secret", ""),
                                       config.get("base_url") or feishu.DEFAULT_DOMAIN)
     except ValueError as error:
@@ -37,19 +38,20 @@ async def add(chat: Chat, store: Store, secrets: Secrets, kind: str, tokens: dic
         secrets.set_chat("feishu_app_secret", tokens["app_secret"])
     with store.transaction() as conn:
         sql.set_connector(conn, kind, {**config, "kind": kind}, at)
-    await chat.add(build(chat, secrets, kind, config))
+    await chat.add(await build(chat, secrets, kind, config))
     return said
 
 
-def build(chat: Chat, secrets: Secrets, name: str, config: dict[str, Any]) -> Connector:
+async def build(chat: Chat, secrets: Secrets, name: str, config: dict[str, Any]) -> Connector:
     if name == "feishu":
-        from desktop.connectors import feishu
-
+        # lark-oapi imports 11,000 modules (2 s, ~150 MB): only for a daemon that uses it, and off the loop
+        feishu = await asyncio.to_thread(importlib.import_module, "desktop.connectors.feishu")
         app_secret = secrets.chat("feishu_app_secret")
         if not app_secret:
             raise Invalid("the feishu app secret is not in the keyring; add the connector again")
-        return feishu.FeishuConnector(chat, config["app_id"], app_secret,
-                                      config.get("base_url") or feishu.DEFAULT_DOMAIN)
+        connector: Connector = feishu.FeishuConnector(chat, config["app_id"], app_secret,
+                                                      config.get("base_url") or feishu.DEFAULT_DOMAIN)
+        return connector
     app_token, bot_token = secrets.chat("slack_app_token"), secrets.chat("slack_bot_token")
     if not app_token or not bot_token:
         raise Invalid(f"the {name} tokens are not in the keyring; add the connector again")
@@ -63,7 +65,7 @@ async def start_all(chat: Chat, store: Store, secrets: Secrets) -> dict[str, str
     problems = {}
     for name, config in sql.connectors(store.conn).items():
         try:
-            await chat.add(build(chat, secrets, name, config))
+            await chat.add(await build(chat, secrets, name, config))
         except Exception as error:  # a keyring that fails, tokens gone: said, the daemon goes on
             problems[name] = str(error)
     return problems

@@ -1,5 +1,5 @@
-"""The settings window: times and switches, notifications per kind, start at login, agents, people, API keys and
-where the room is reached (gui/room.py).
+"""The settings window: times and switches, notifications per kind, start at login, agents, people, API keys,
+where the room is reached (gui/room.py) and the chat connectors (gui/chat.py).
 Every change goes through the daemon's API (the same checks and words as the CLI); start at login is this
 machine's own (desktop.platform.autostart)."""
 
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.gui.chat import ChatPanel
 from desktop.gui.room import RoomPanel
 from desktop.gui.work import Work
 from desktop.platform import autostart
@@ -56,6 +57,8 @@ class SettingsWindow(QWidget):
         tabs.addTab(self._keys_tab(), "API keys")
         self.room = RoomPanel(api, self.work)
         tabs.addTab(self.room, "Room")
+        self.chat = ChatPanel(api, self.work)
+        tabs.addTab(self.chat, "Chat")
         QVBoxLayout(self).addWidget(tabs)
         self.tabs = tabs
 
@@ -78,6 +81,7 @@ class SettingsWindow(QWidget):
         await self._load_people()
         await self._load_keys()
         await self.room.load()
+        await self.chat.load()
 
     # --- general ---------------------------------------------------------------------------------------------
 

@@ -1,0 +1,110 @@
+"""Settings → Chat: connect Slack or Feishu (the daemon checks the tokens with the chat, then keeps them in the
+keyring), say which chat user is which person, and see whether each connector is connected."""
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
+
+from desktop.gui.work import Work
+
+if TYPE_CHECKING:
+    import httpx
+
+ERROR = "color: #b91c1c;"
+FIELDS = {"slack": (("app_token", "App token (xapp-…)"), ("bot_token", "Bot token (xoxb-…)")),
+          "feishu": (("app_id", "App ID (cli_…)"), ("app_secret", "App secret"))}
+
+
+class ChatPanel(QWidget):
+    def __init__(self, api: "httpx.AsyncClient", work: Work) -> None:
+        super().__init__()
+        self._api, self.work = api, work
+        form = QFormLayout(self)
+        self.state = QLabel("No chat connected.")
+        self.state.setWordWrap(True)
+        form.addRow(self.state)
+        form.addRow(QLabel("<b>Connect a chat</b>"))
+        self.kind = QComboBox()
+        self.kind.addItems(list(FIELDS))
+        self.kind.currentTextChanged.connect(self._show_fields)
+        form.addRow("Chat", self.kind)
+        self.fields: dict[str, QLineEdit] = {}
+        self._labels: dict[str, QLabel] = {}
+        for name, label in (item for pairs in FIELDS.values() for item in pairs):
+            self.fields[name] = QLineEdit()
+            if name != "app_id":
+                self.fields[name].setEchoMode(QLineEdit.EchoMode.Password)
+            self._labels[name] = QLabel(label)
+            form.addRow(self._labels[name], self.fields[name])
+        self.channel = QLineEdit()
+        self.channel.setPlaceholderText("where threads of requests sent from elsewhere go (optional)")
+        form.addRow("Channel", self.channel)
+        buttons = QHBoxLayout()
+        self.connect_button, self.remove_button = QPushButton("Connect"), QPushButton("Disconnect")
+        self.connect_button.clicked.connect(lambda: self.work.start(self.connect_chat()))
+        self.remove_button.clicked.connect(lambda: self.work.start(self.remove_chat()))
+        buttons.addWidget(self.connect_button)
+        buttons.addWidget(self.remove_button)
+        form.addRow(buttons)
+        form.addRow(QLabel("<b>Who is who</b>"))
+        who = QHBoxLayout()
+        self.chat_user, self.person = QLineEdit(), QLineEdit()
+        self.chat_user.setPlaceholderText("chat user ID (Slack U…, Feishu ou_…)")
+        self.person.setPlaceholderText("person (or owner)")
+        self.map_button = QPushButton("Save")
+        self.map_button.clicked.connect(lambda: self.work.start(self.map_person()))
+        for widget in (self.chat_user, self.person, self.map_button):
+            who.addWidget(widget)
+        form.addRow(who)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        form.addRow(self.status)
+        self.base_url = ""  # another API address (tests); not shown
+        self._show_fields(self.kind.currentText())
+
+    def _show_fields(self, kind: str) -> None:
+        for name, field in self.fields.items():
+            shown = any(name == key for key, _ in FIELDS[kind])
+            field.setVisible(shown)
+            self._labels[name].setVisible(shown)
+
+    async def load(self) -> None:
+        rows = (await self._api.get("/api/connectors")).json()
+        lines = []
+        for row in rows:
+            state = "connected" if row["connected"] else "not connected" + (
+                f": {row['problem']}" if row["problem"] else " (yet)")
+            where = f"; other requests in {row['channel']}" if row["channel"] else ""
+            lines.append(f"{row['name']}: {state}{where}")
+            lines += [f"    {user} is {person}" for user, person in row["people"].items()]
+        self.state.setText("\n".join(lines) or "No chat connected.")
+
+    async def connect_chat(self) -> None:
+        kind = self.kind.currentText()
+        body = {"kind": kind, "channel": self.channel.text().strip() or None, "base_url": self.base_url or None,
+                **{name: self.fields[name].text().strip() for name, _ in FIELDS[kind]}}
+        answer = await self._api.post("/api/connectors", json=body)
+        failed = answer.status_code >= 400
+        self.status.setStyleSheet(ERROR if failed else "")
+        self.status.setText(answer.json().get("error", "") if failed else
+                            f"Connected to {answer.json()['connected_to']}.")
+        if not failed:
+            for name, _ in FIELDS[kind]:
+                if name != "app_id":
+                    self.fields[name].clear()
+        await self.load()
+
+    async def remove_chat(self) -> None:
+        answer = await self._api.post(f"/api/connectors/{self.kind.currentText()}/remove", json={})
+        self.status.setStyleSheet(ERROR if answer.status_code >= 400 else "")
+        self.status.setText(answer.json().get("error", f"Disconnected {self.kind.currentText()}."))
+        await self.load()
+
+    async def map_person(self) -> None:
+        body = {"chat_user": self.chat_user.text().strip(), "person": self.person.text().strip() or None}
+        answer = await self._api.post(f"/api/connectors/{self.kind.currentText()}/people", json=body)
+        failed = answer.status_code >= 400
+        self.status.setStyleSheet(ERROR if failed else "")
+        self.status.setText(answer.json().get("error", "") if failed else
+                            f"{body['chat_user']} is {body['person'] or 'nobody now'}.")
+        await self.load()
