@@ -2,17 +2,16 @@
 and WebSocket (protobuf frames: events and card actions sent, answers and pings received), and the IM API (send,
 reply in thread, patch a card). It can drop the connection and stay unreachable, and answer 429."""
 
-import asyncio
 import base64
 import itertools
 import json
-import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import WSMsgType, web
 from lark_oapi.ws.pb.pbbp2_pb2 import Frame
+
+from tests.fake_chat import FakeChat
 
 APP_ID = "cli_fake"
 APP_SECRET = "fake-app-secret"
@@ -28,50 +27,26 @@ def has_buttons(content: str) -> bool:
     return any(element.get("tag") == "action" for element in json.loads(content)["elements"])
 
 
-@dataclass
-class FakeFeishu:
-    port: int = 0
-    messages: list[dict[str, Any]] = field(default_factory=list)  # sent and replied messages, in order
-    patches: list[dict[str, Any]] = field(default_factory=list)
-    answers: dict[str, dict[str, Any]] = field(default_factory=dict)  # event id -> the client's answer
-    rate_limited: int = 0
-    down: bool = False
-    connections: int = 0
-
-    def __post_init__(self) -> None:
+class FakeFeishu(FakeChat):
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[dict[str, Any]] = []  # sent and replied messages, in order
+        self.patches: list[dict[str, Any]] = []
+        self.answers: dict[str, dict[str, Any]] = {}  # event id -> the client's answer
+        self.rate_limited = 0
         self._ids = itertools.count(1)
-        self._sockets: list[web.WebSocketResponse] = []
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-
-    def start(self) -> "FakeFeishu":
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._serve(), self.loop).result(10)
-        return self
-
-    def stop(self) -> None:
-        self.drop()  # a client still connected would hold the server's shutdown up
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(10)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    async def _serve(self) -> None:
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_post("/open-apis/auth/v3/tenant_access_token/internal", self._token)
         app.router.add_post("/callback/ws/endpoint", self._endpoint)
         app.router.add_get("/ws", self._socket)
-        app.router.add_post("/open-apis/im/v1/messages", self._create)
-        app.router.add_post("/open-apis/im/v1/messages/{id}/reply", self._reply)
+        app.router.add_post("/open-apis/im/v1/messages", self._send)
+        app.router.add_post("/open-apis/im/v1/messages/{id}/reply", self._send)
         app.router.add_patch("/open-apis/im/v1/messages/{id}", self._patch)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
     # --- what the test does ------------------------------------------------------------------------------------
 
@@ -86,7 +61,7 @@ class FakeFeishu:
                            ("trace_id", event_id)):
             header = frame.headers.add()
             header.key, header.value = key, value
-        asyncio.run_coroutine_threadsafe(self._sockets[-1].send_bytes(frame.SerializeToString()), self.loop).result(10)
+        self.on_loop(self.sockets[-1].send_bytes(frame.SerializeToString()))
         return event_id
 
     def mention(self, user: str, text: str, chat: str = "oc_1") -> str:
@@ -105,25 +80,6 @@ class FakeFeishu:
 
     def toast(self, event_id: str) -> dict[str, Any]:
         return dict(self.answers[event_id]["toast"])
-
-    def drop(self) -> None:
-        self.down = True
-        for sock in list(self._sockets):
-            asyncio.run_coroutine_threadsafe(sock.close(), self.loop).result(10)
-        self._sockets.clear()
-
-    def restore(self) -> None:
-        self.down = False
-
-    def connected(self) -> bool:
-        return any(not sock.closed for sock in self._sockets)
-
-    def wait(self, check: Any, timeout: float = 30, what: str = "the fake Feishu") -> None:
-        deadline = time.monotonic() + timeout
-        while not check():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}: {self.messages} {self.patches}")
-            time.sleep(0.05)
 
     def thread(self, parent: str) -> list[str]:
         return [text_of(m["content"]) for m in self.messages if m.get("parent") == parent]
@@ -154,7 +110,7 @@ class FakeFeishu:
         sock = web.WebSocketResponse()
         await sock.prepare(request)
         self.connections += 1
-        self._sockets.append(sock)
+        self.sockets.append(sock)
         async for message in sock:
             if message.type != WSMsgType.BINARY:
                 continue
@@ -183,25 +139,17 @@ class FakeFeishu:
                                      headers={"x-ogw-ratelimit-reset": "1"})
         return None
 
-    async def _create(self, request: web.Request) -> web.Response:
+    async def _send(self, request: web.Request) -> web.Response:
+        """A new message in a chat, or (with a message id in the path) a reply to one, in its thread."""
         refused = self._refused(request)
         if refused:
             return refused
-        body = await request.json()
+        body, parent = await request.json(), request.match_info.get("id")
         message_id = f"om_{next(self._ids)}"
-        self.messages.append({"id": message_id, "chat": body["receive_id"], "parent": None,
-                              "content": body["content"], "type": body["msg_type"]})
-        return web.json_response({"code": 0, "data": {"message_id": message_id, "chat_id": body["receive_id"]}})
-
-    async def _reply(self, request: web.Request) -> web.Response:
-        refused = self._refused(request)
-        if refused:
-            return refused
-        body = await request.json()
-        message_id = f"om_{next(self._ids)}"
-        self.messages.append({"id": message_id, "parent": request.match_info["id"], "content": body["content"],
-                              "type": body["msg_type"], "in_thread": body.get("reply_in_thread")})
-        return web.json_response({"code": 0, "data": {"message_id": message_id, "root_id": request.match_info["id"]}})
+        self.messages.append({"id": message_id, "chat": body.get("receive_id"), "parent": parent,
+                              "content": body["content"], "type": body["msg_type"],
+                              "in_thread": body.get("reply_in_thread")})
+        return web.json_response({"code": 0, "data": {"message_id": message_id, "root_id": parent}})
 
     async def _patch(self, request: web.Request) -> web.Response:
         refused = self._refused(request)

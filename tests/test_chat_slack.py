@@ -135,3 +135,26 @@ def test_a_dropped_connection_and_rate_limits_lose_nothing_and_repeat_nothing(ch
                                         f"Done.\nsurvived\nThe whole console: `cox logs {first['id']}` or the room."]
     later = [m["text"].split("\n")[0] for m in slack.messages[posted:]]
     assert later == ["Done.", f"{second['id']} · shell · echo while offline", "Started on agent shell", "Done."]
+
+
+def test_what_waits_for_slack_survives_a_daemon_restart_and_strange_payloads_change_nothing(
+        chat_daemon: tuple[DaemonProcess, str], slack: FakeSlack, secret_service: dict[str, str]) -> None:
+    daemon, _ = chat_daemon
+    slack.send("interactive", {"type": "block_actions"})  # no user, no channel, no actions
+    slack.send("events_api", {"event": {"type": "app_mention"}})  # no text, no user
+    slack.send("slash_commands", {"text": 7})
+    slack.wait(lambda: len(slack.acks) >= 3, what="the acks")
+    assert daemon.get("/api/health").status_code == 200 and daemon.get("/api/requests").json() == []
+
+    slack.drop()
+    made = daemon.request("echo kept")
+    daemon.wait_state(made["id"], "done")
+    daemon.stop()  # the outbox still holds the thread's messages
+    daemon.start(env=secret_service)
+    slack.restore()
+    slack.wait(lambda: any(m["text"].startswith("Done.") for m in slack.messages), what="the kept messages")
+    root = next(m for m in slack.messages if m["text"].startswith(made["id"]))
+    assert slack.thread(root["ts"]) == ["Started on agent shell",
+                                        f"Done.\nkept\nThe whole console: `cox logs {made['id']}` or the room."]
+    assert [m["text"].split("\n")[0] for m in slack.messages] == [root["text"].split("\n")[0],
+                                                                   "Started on agent shell", "Done."]
