@@ -73,6 +73,9 @@ def test_a_request_from_feishu_is_approved_with_the_cards_button_and_finishes(ch
     [patch] = feishu.patches
     assert patch["id"] == opened["id"] and not has_buttons(patch["content"])
     assert text_of(patch["content"]) == f"{rid}: approved by owner"
+    for path in daemon.home.rglob("*"):  # the app secret is in the keyring only
+        if path.is_file():
+            assert APP_SECRET.encode() not in path.read_bytes(), path
 
 
 def test_a_dropped_long_connection_and_a_429_lose_nothing_and_repeat_nothing(chat_daemon: DaemonProcess,

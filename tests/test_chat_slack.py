@@ -70,6 +70,9 @@ def test_a_request_from_the_chat_is_approved_in_its_thread_and_finishes(chat_dae
         f"Done.\nhello from &lt;chat&gt;\nThe whole console: `cox logs {rid}` or the room."]
     assert slack.updates == [{"channel": "C1", "ts": opened["ts"], "text": f"{rid}: approved by owner", "blocks": []}]
     assert set(slack.acks) >= {f"env-{n}" for n in range(1, 5)}
+    for path in daemon.home.rglob("*"):  # the tokens are in the keyring only
+        if path.is_file():
+            assert APP_TOKEN.encode() not in path.read_bytes() and BOT_TOKEN.encode() not in path.read_bytes(), path
 
 
 def test_answers_from_elsewhere_retries_expiry_and_the_slash_command(chat_daemon: tuple[DaemonProcess, str],
