@@ -27,7 +27,8 @@ def settle(daemon: DaemonProcess, **settings: str) -> dict[str, Any]:
     deadline = time.monotonic() + 10
     while True:
         room: dict[str, Any] = daemon.get("/api/room").json()
-        if room["url"] or room["problem"] or settings.get("room_address") == "loopback":
+        moved = room["url"] is None if settings.get("room_address") == "loopback" else room["url"] or room["problem"]
+        if moved:
             return room
         assert time.monotonic() < deadline, room
         time.sleep(0.05)
@@ -92,3 +93,9 @@ def test_each_address_gets_its_own_certificate_and_the_choice_survives_a_restart
     daemon.add_person("sarah")
     link = daemon.cox("person", "link", "sarah", token=daemon.token, check=True).stdout
     assert link.startswith(f"https://127.0.0.3:{port}/#code=") and "one use" in link
+
+    # the Host allowlist follows the chosen address: taken while served, dropped when the room is loopback again
+    assert daemon.get("/api/health", headers={"Host": f"127.0.0.3:{port}"}).status_code == 200
+    settle(daemon, room_address="loopback")
+    assert daemon.get("/api/health", headers={"Host": f"127.0.0.3:{port}"}).status_code == 421
+    assert daemon.get("/api/room").json()["url"] is None
