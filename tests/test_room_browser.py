@@ -19,7 +19,7 @@ STEPS = "for i in 1 2 3 4 5 6; do printf '\\033[32mstep %s\\033[0m\\n' $i; sleep
 
 
 @pytest.fixture
-def phones(browser: Browser, daemon: DaemonProcess) -> Iterator[list[Phone]]:
+def phones(browser: Browser) -> Iterator[list[Phone]]:
     opened: list[Phone] = []
     yield opened
     for phone in opened:
@@ -192,3 +192,25 @@ def test_a_requests_console_pages_back_and_shows_a_line_still_being_drawn(daemon
     page.get_by_role("button", name="Load earlier").click()
     expect(lines).to_have_count(1002)  # 500 earlier, the 500 first shown, and the two that came live
     assert page.locator("#console").inner_text().startswith("501\n")
+
+
+def test_a_teammate_answers_the_agents_question_from_the_room(claude_daemon: DaemonProcess, browser: Browser,
+                                                              phones: list[Phone]) -> None:
+    """The real Claude Code against the scripted model asks through its AskUserQuestion; Sarah answers on her
+    phone and the answer reaches the model."""
+    daemon = claude_daemon
+    page = phone(phones, browser, daemon).sign_in(daemon.add_person("sarah"))
+    page.select_option("#agent", "claude")
+    page.fill("#prompt", "ASK Shall I deploy to staging?")
+    page.get_by_role("button", name="Send").click()
+    request_id = daemon.get("/api/requests").json()[0]["id"]
+    daemon.post(f"/api/requests/{request_id}/approve")
+    page.locator(f"#requests a[href='#/r/{request_id}']").click()
+    expect(page.locator("#r-question-text")).to_have_text("claude asks: Shall I deploy to staging? [Yes / No]",
+                                                          timeout=60_000)
+    page.fill("#answer", "No, wait for the release")
+    page.keyboard.press("Enter")
+    expect(page.locator("#r-meta .state")).to_have_text("done", timeout=60_000)
+    expect(page.locator("#r-question")).to_be_hidden()
+    assert "wait for the release" in daemon.show(request_id)["result"]
+    expect(page.locator("#r-timeline")).to_contain_text(["answered by sarah"])

@@ -246,7 +246,8 @@ async function showRequest() {
   $("r-result").hidden = !r.result;
   $("r-result").textContent = (r.result || "").replace(/\x1b\[[0-9;:?]*[A-Za-z]/g, "");
   $("r-question").hidden = !r.question;
-  $("r-question-text").textContent = r.question ? `${r.agent} asks: ${r.question.text}` : "";
+  $("r-question-text").textContent = r.question ? `${r.agent} asks: ${r.question.question}` +
+    (r.question.options.length ? ` [${r.question.options.join(" / ")}]` : "") : "";
   $("r-timeline-box").hidden = false;
   $("r-timeline").replaceChildren(...(r.timeline || []).map((entry) => el("li", {
     class: /interrupt|resum|slept/.test(entry.text) ? "gap" : ""}, el("time", {text: clock(entry.at)}), entry.text)));
