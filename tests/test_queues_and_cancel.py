@@ -40,7 +40,8 @@ def test_one_request_at_a_time_per_agent_agents_in_parallel(daemon: DaemonProces
     order: list[tuple[str, str]] = []
     for n in range(3):
         for agent in ("alpha", "beta"):
-            row = daemon.request(STAMP.format(name=f"{agent}{n}", log=log, secs=0.4), agent, token)
+            # 1 s each: a busy machine may take a few tenths to start the second agent's command
+            row = daemon.request(STAMP.format(name=f"{agent}{n}", log=log, secs=1.0), agent, token)
             order.append((agent, row["id"]))
     for _, request_id in reversed(order):  # approval order is the queue order, not creation order
         assert daemon.post(f"/api/requests/{request_id}/approve").status_code == 200

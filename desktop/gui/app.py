@@ -157,9 +157,9 @@ class TrayApp:
             from desktop.gui.settings import SettingsWindow
 
             self.settings_window = SettingsWindow(self.api)
-        await self.settings_window.load()
-        if room:
+        if room:  # the tab at once, filled in as it loads
             self.settings_window.tabs.setCurrentWidget(self.settings_window.room)
+        await self.settings_window.load()
         self.settings_window.show()
         self.settings_window.raise_()
         self.settings_window.activateWindow()
