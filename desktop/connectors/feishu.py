@@ -35,8 +35,10 @@ DEFAULT_DOMAIN = lark.FEISHU_DOMAIN
 MENTION = re.compile(r"@_user_\d+\s*")
 
 
-async def check(app_id: str, app_secret: str, domain: str = DEFAULT_DOMAIN) -> str:
+async def check(tokens: dict[str, str], config: dict[str, Any]) -> str:
     """The app's tenant token can be had with these credentials, or an error in words."""
+    app_id, app_secret = config.get("app_id") or "", tokens.get("app_secret", "")
+    domain = config.get("base_url") or DEFAULT_DOMAIN
     if not app_id or not app_secret:
         raise ValueError("Feishu wants the app's App ID (cli_…) and App Secret")
     try:
@@ -60,6 +62,10 @@ def card(text: str, request_id: str | None = None) -> str:
             {"tag": "button", "type": "danger", "text": {"tag": "plain_text", "content": "Deny"},
              "value": {"request": request_id, "verb": "deny"}}]})
     return json.dumps({"config": {"wide_screen_mode": True}, "elements": elements})
+
+
+def make(chat: Chat, tokens: dict[str, str], config: dict[str, Any]) -> "FeishuConnector":
+    return FeishuConnector(chat, config["app_id"], tokens["app_secret"], config.get("base_url") or DEFAULT_DOMAIN)
 
 
 class FeishuConnector:

@@ -117,12 +117,14 @@ class Chat:
 
     def on_change(self, request: RequestRow, action: Action) -> None:
         """The ledger's listener: the change's messages go to the outbox of each connector with a thread for it."""
-        if not self.connectors:
+        conn = self._store.conn
+        if not self.connectors or (action != Action.CREATE and not any(  # most changes: no thread anywhere
+                sql.thread(conn, name, request.id) for name in self.connectors)):
             return
-        timeline = requests_sql.timeline(self._store.conn, request.id)
         question = self._ledger.open_question(request.id) if action == Action.ASK else None
         step = self._progress_step(request) if action == Action.PROGRESS else False
-        found = notes(request, action, timeline[-1] if timeline else None, question.text if question else None, step)
+        found = notes(request, action, requests_sql.last_timeline(conn, request.id),
+                      question.text if question else None, step)
         if not found:
             return
         with self._store.transaction() as conn:

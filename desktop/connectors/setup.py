@@ -11,31 +11,27 @@ from desktop.platform.secrets import Secrets
 from desktop.store import chat as sql
 from desktop.store.db import Store
 
-KINDS = ("slack", "feishu")
+SECRET_NAMES = {"slack": {"app_token": "slack_app_token", "bot_token": "slack_bot_token"},  # field -> keyring name
+                "feishu": {"app_secret": "feishu_app_secret"}}
+
+
+async def _sdk(kind: str) -> Any:
+    """The connector's module, loaded only for a daemon that uses it and off the loop (lark-oapi imports 11,000
+    modules: 2 s, ~150 MB)."""
+    return await asyncio.to_thread(importlib.import_module, f"desktop.connectors.{kind}")
 
 
 async def add(chat: Chat, store: Store, secrets: Secrets, kind: str, tokens: dict[str, str], config: dict[str, Any],
               at: float) -> str:
     """Check, store and start; returns what the chat said the tokens are (e.g. the workspace and bot)."""
-    if kind not in KINDS:
-        raise NotFound(f"there is no connector '{kind[:20]}'; known: {', '.join(KINDS)}")
+    if kind not in SECRET_NAMES:
+        raise NotFound(f"there is no connector '{kind[:20]}'; known: {', '.join(SECRET_NAMES)}")
     try:
-        if kind == "slack":
-            from desktop.connectors import slack  # each SDK loads only for a daemon that uses it
-
-            said = await slack.check(tokens.get("app_token", ""), tokens.get("bot_token", ""),
-                                     config.get("base_url") or slack.DEFAULT_API)
-        else:
-            feishu = await asyncio.to_thread(importlib.import_module, "desktop.connectors.feishu")
-            said = await feishu.check(config.get("app_id") or "", tokens.get("app_secret", ""),
-                                      config.get("base_url") or feishu.DEFAULT_DOMAIN)
+        said: str = await (await _sdk(kind)).check(tokens, config)
     except ValueError as error:
         raise Invalid(str(error)) from None
-    if kind == "slack":
-        secrets.set_chat("slack_app_token", tokens["app_token"])
-        secrets.set_chat("slack_bot_token", tokens["bot_token"])
-    else:
-        secrets.set_chat("feishu_app_secret", tokens["app_secret"])
+    for field, name in SECRET_NAMES[kind].items():
+        secrets.set_chat(name, tokens[field])
     with store.transaction() as conn:
         sql.set_connector(conn, kind, {**config, "kind": kind}, at)
     await chat.add(await build(chat, secrets, kind, config))
@@ -43,21 +39,11 @@ async def add(chat: Chat, store: Store, secrets: Secrets, kind: str, tokens: dic
 
 
 async def build(chat: Chat, secrets: Secrets, name: str, config: dict[str, Any]) -> Connector:
-    if name == "feishu":
-        # lark-oapi imports 11,000 modules (2 s, ~150 MB): only for a daemon that uses it, and off the loop
-        feishu = await asyncio.to_thread(importlib.import_module, "desktop.connectors.feishu")
-        app_secret = secrets.chat("feishu_app_secret")
-        if not app_secret:
-            raise Invalid("the feishu app secret is not in the keyring; add the connector again")
-        connector: Connector = feishu.FeishuConnector(chat, config["app_id"], app_secret,
-                                                      config.get("base_url") or feishu.DEFAULT_DOMAIN)
-        return connector
-    app_token, bot_token = secrets.chat("slack_app_token"), secrets.chat("slack_bot_token")
-    if not app_token or not bot_token:
-        raise Invalid(f"the {name} tokens are not in the keyring; add the connector again")
-    from desktop.connectors import slack
-
-    return slack.SlackConnector(chat, app_token, bot_token, config.get("base_url") or slack.DEFAULT_API)
+    tokens = {field: secrets.chat(key) for field, key in SECRET_NAMES[name].items()}
+    if not all(tokens.values()):
+        raise Invalid(f"the {name} secrets are not in the keyring; add the connector again")
+    connector: Connector = (await _sdk(name)).make(chat, tokens, config)
+    return connector
 
 
 async def start_all(chat: Chat, store: Store, secrets: Secrets) -> dict[str, str]:

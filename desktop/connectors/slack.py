@@ -28,8 +28,10 @@ def escaped(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-async def check(app_token: str, bot_token: str, base_url: str = DEFAULT_API) -> str:
+async def check(tokens: dict[str, str], config: dict[str, Any]) -> str:
     """The workspace and bot the tokens belong to, or an error in words (a token of the wrong kind, revoked, …)."""
+    app_token, bot_token = tokens.get("app_token", ""), tokens.get("bot_token", "")
+    base_url = config.get("base_url") or DEFAULT_API
     if not app_token.startswith("xapp-") or not bot_token.startswith("xoxb-"):
         raise ValueError("Slack wants an app-level token (xapp-…, with connections:write) and a bot token (xoxb-…)")
     web = AsyncWebClient(token=bot_token, base_url=base_url)
@@ -41,6 +43,10 @@ async def check(app_token: str, bot_token: str, base_url: str = DEFAULT_API) -> 
     except aiohttp.ClientError as error:
         raise ValueError(f"Slack cannot be reached: {error}") from None
     return f"{who.get('team', '?')} as {who.get('user', '?')}"
+
+
+def make(chat: Chat, tokens: dict[str, str], config: dict[str, Any]) -> "SlackConnector":
+    return SlackConnector(chat, tokens["app_token"], tokens["bot_token"], config.get("base_url") or DEFAULT_API)
 
 
 class SlackConnector:

@@ -119,9 +119,8 @@ class WebSessions:
     def actor(self, session_id: str) -> Actor | None:
         if not session_id or len(session_id) > 200:
             return None
-        name = web.session_principal(self._store.conn, token_hash(session_id), self._wall())
-        row = directory.principal(self._store.conn, name) if name else None
-        return Actor(row.name, row.kind) if row else None
+        found = web.session_principal(self._store.conn, token_hash(session_id), self._wall())
+        return Actor(*found) if found else None
 
     def sign_out(self, session_id: str) -> None:
         with self._store.transaction() as conn:

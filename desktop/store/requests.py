@@ -110,6 +110,11 @@ def timeline(conn: sqlite3.Connection, request_id: str) -> list[TimelineRow]:
     return [TimelineRow(**dict(r)) for r in rows]
 
 
+def last_timeline(conn: sqlite3.Connection, request_id: str) -> TimelineRow | None:
+    row = conn.execute("SELECT * FROM timeline WHERE request_id = ? ORDER BY id DESC LIMIT 1", (request_id,)).fetchone()
+    return TimelineRow(**dict(row)) if row else None
+
+
 def first_of_agent(conn: sqlite3.Connection, agent: str, states: tuple[str, ...]) -> str | None:
     """The ID of the agent's first request in one of `states`, if any."""
     row = conn.execute(f"SELECT id FROM requests WHERE agent = ? AND state IN ({','.join('?' * len(states))}) "

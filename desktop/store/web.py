@@ -8,12 +8,12 @@ def add_session(conn: sqlite3.Connection, id_hash: str, principal: str, at: floa
                  (id_hash, principal, at, expires_at))
 
 
-def session_principal(conn: sqlite3.Connection, id_hash: str, now: float) -> str | None:
-    """Whose session this is, if it has not expired and its person is not revoked."""
+def session_principal(conn: sqlite3.Connection, id_hash: str, now: float) -> tuple[str, str] | None:
+    """Whose session this is (name, kind), if it has not expired and its person is not revoked."""
     row = conn.execute(
-        "SELECT s.principal FROM web_sessions s JOIN principals p ON p.name = s.principal "
+        "SELECT p.name, p.kind FROM web_sessions s JOIN principals p ON p.name = s.principal "
         "WHERE s.id_hash = ? AND s.expires_at > ? AND p.revoked_at IS NULL", (id_hash, now)).fetchone()
-    return row[0] if row else None
+    return (row[0], row[1]) if row else None
 
 
 def end_session(conn: sqlite3.Connection, id_hash: str) -> None:
