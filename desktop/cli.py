@@ -92,6 +92,11 @@ def _parser() -> argparse.ArgumentParser:
     setup.add_argument("--model", help="the model the runtime uses")
     setup.add_argument("--permission-mode", help="claude: default, acceptEdits, plan, dontAsk, bypassPermissions; "
                                                  "codex: read-only, workspace-write, danger-full-access")
+    setup.add_argument("--effort", help="claude: low, medium, high, xhigh, max; codex: minimal, low, medium, high, "
+                                        "xhigh")
+    setup.add_argument("--sessions", choices=("once", "ask"),
+                       help="when agent sessions are on: once (you approve a conversation's first session, the "
+                            "default) or ask (every session action waits for you)")
     setup.add_argument("--arg", action="append", default=[], help="an extra argument for the CLI (repeatable)")
     setup.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                        help="an environment variable for the CLI (repeatable; secrets go in the keyring)")
@@ -346,7 +351,8 @@ def _agent_setup(args: argparse.Namespace) -> dict[str, Any]:
             raise DaemonError(f"--env takes NAME=VALUE, not '{pair}'")
         env[name] = value
     return {"runtime": args.runtime, "folder": os.path.abspath(os.path.expanduser(args.folder)), "model": args.model,
-            "permission_mode": args.permission_mode, "args": args.arg, "env": env}
+            "permission_mode": args.permission_mode, "args": args.arg, "env": env, "effort": args.effort,
+            "sessions": args.sessions}
 
 
 def _agent_add(home: Home, args: argparse.Namespace) -> int:

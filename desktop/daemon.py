@@ -26,9 +26,11 @@ from desktop.core.actors import Actor
 from desktop.core.agents import Agents
 from desktop.core.clock import Clock, GapDetector, SystemClock
 from desktop.core.dispatcher import Dispatcher
+from desktop.core.errors import Conflict
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
 from desktop.core.principals import OWNER, Principals
+from desktop.core.sessions import Sessions
 from desktop.core.states import Action, State
 from desktop.core.websessions import WebSessions
 from desktop.platform.credentials import owner_token
@@ -43,7 +45,7 @@ from desktop.runtimes.base import Event, Runtime, SessionTools
 from desktop.runtimes.runner import write_atomically
 from desktop.store import requests as requests_sql
 from desktop.store.db import Store
-from desktop.store.rows import RequestRow
+from desktop.store.rows import AgentRow, RequestRow
 from desktop.tasks.background import BackgroundTasks
 from desktop.tasks.runs import RequestRuns
 from desktop.tasks.supervisor import Supervisor
@@ -75,7 +77,8 @@ class Daemon:
         self.ledger = Ledger(self.store, wall)
         self.principals = Principals(self.store, self.ledger, wall)
         self.principals.set_owner_token(owner_token(self.home.owner_token))
-        self.agents = Agents(self.store, {name: r.permission_modes for name, r in self.runtimes.items()}, wall)
+        self.agents = Agents(self.store, {name: r.permission_modes for name, r in self.runtimes.items()}, wall,
+                             {name: r.efforts for name, r in self.runtimes.items()})
         self._add_builtin_agent()
         self.ledger.listeners.append(self._on_change)
         self.chat = Chat(self.store, self.ledger, wall)
@@ -97,6 +100,8 @@ class Daemon:
         self.tasks = BackgroundTasks(self.store, self.ledger, supervisor, self.home.tasks, self.events, wall,
                                      self.clock.mono, environment=self.runs.agent_env)
         self.tasks.reattach()
+        self.sessions = Sessions(self.store, self.ledger, self.events, self.agents, self._runtime_missing, wall,
+                                 self.clock.mono)
 
         self.scheduler = AsyncIOScheduler(event_loop=asyncio.get_running_loop(), timezone=UTC)
         self._gaps = GapDetector(self.clock)
@@ -120,7 +125,8 @@ class Daemon:
                             self.runs.output_path, self.clock.wall, self.runs.agent_statuses, self.secrets, self.tasks,
                             kick=lambda: self.dispatcher.kick(), setting_changed=self._setting_changed,
                             web=WebSessions(self.store, self.principals, self.clock.wall, self.clock.mono),
-                            room_status=lambda: self.room.status(), chat=self.chat, chat_problems=self.chat_problems)
+                            room_status=lambda: self.room.status(), chat=self.chat, chat_problems=self.chat_problems,
+                            sessions=self.sessions, check_setting=self._check_setting)
         _, security, mcp = build(services)
         self._mcp = mcp
         sock = listening_socket(self.host, self.port)
@@ -183,6 +189,22 @@ class Daemon:
             self._check_keep_awake()
         elif key.startswith("room_"):
             self._in_background(self._move_room())
+        elif key == "agent_sessions":
+            self.sessions.switched()
+
+    def _check_setting(self, key: str, value: str) -> None:
+        """Agent sessions need an agent CLI that can run here (the shell agent cannot call tools)."""
+        if key == "agent_sessions" and value.strip().lower() == "yes":
+            usable = [name for name in self.runtimes if name != "shell" and not self._runtime_missing(name, {})]
+            if not usable:
+                raise Conflict("agent sessions need an agent CLI that can run here (Claude Code, Codex, Gemini CLI "
+                               "or Copilot CLI, installed and signed in); none is yet")
+
+    def _runtime_missing(self, runtime: str, options: dict[str, Any]) -> str | None:
+        found = self.runtimes.get(runtime)
+        if found is None:
+            return "unknown runtime"
+        return found.missing(self.runs.agent_env(AgentRow("", runtime, "", options, 0.0)))
 
     async def _move_room(self) -> None:
         await self.room.apply()

@@ -16,24 +16,26 @@ from desktop.api import models as m
 from desktop.api.chat import add_chat
 from desktop.api.room import add_room
 from desktop.api.security import MCP_PATH, LocalSecurity
+from desktop.api.sessions import add_sessions
 from desktop.connectors.service import Chat
 from desktop.console import sgr
 from desktop.console.redact import redact
 from desktop.console.stream import folded
-from desktop.core import audit, settings
+from desktop.core import audit, session_views, settings
 from desktop.core.actors import Actor
 from desktop.core.agents import Agents
 from desktop.core.errors import Conflict, CoxError, Forbidden, Invalid, NotFound
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
 from desktop.core.principals import Principals
+from desktop.core.sessions import SessionError, Sessions
 from desktop.core.websessions import WebSessions, session_key
 from desktop.mcp.endpoint import McpEndpoint
 from desktop.platform.secrets import SECRETS, Secrets, SecretStoreError
 from desktop.store import audit as audit_sql
 from desktop.store import requests as requests_sql
 from desktop.store.db import Store
-from desktop.store.rows import AgentRow
+from desktop.store.rows import AgentRow, QuestionRow, RequestRow, TimelineRow
 from desktop.tasks.background import BackgroundTasks
 from desktop.tasks.paging import Page, output_page, output_since
 
@@ -60,6 +62,8 @@ class Services:
     room_status: Callable[[], dict[str, Any]]  # where the room is reached (see desktop/room/listener.py)
     chat: Chat
     chat_problems: dict[str, str]  # connectors that could not start, and why
+    sessions: Sessions
+    check_setting: Callable[[str, str], None]  # refuses a value the daemon cannot act on now (in words)
 
 
 def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, LocalSecurity, McpEndpoint]:
@@ -71,9 +75,15 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
         return found
 
     def change_setting(key: str, value: str, who: Actor) -> None:
+        if who.is_owner:
+            s.check_setting(key, value)
         settings.change(s.store, key, value, who, s.wall())
         s.events.publish({"type": "settings", "key": key, "value": value})
         s.setting_changed(key)
+
+    def request_out(row: RequestRow, timeline: list[TimelineRow] | None = None,
+                    question: QuestionRow | None = None) -> m.RequestOut:
+        return m.RequestOut.of(row, timeline, question, session_views.card(s.store.conn, row))
 
     def owner(request: Request) -> Actor:
         who = actor(request)
@@ -84,6 +94,8 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
     @api.exception_handler(CoxError)
     async def domain_error(_: Request, error: CoxError) -> JSONResponse:
         status = next((code for kind, code in STATUS.items() if isinstance(error, kind)), 400)
+        if isinstance(error, SessionError):
+            status = {"forbidden": 403, "not_found": 404, "busy": 409}.get(error.code, 400)
         return JSONResponse({"error": str(error)}, status_code=status)
 
     @api.exception_handler(RequestValidationError)
@@ -161,16 +173,16 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
 
     @api.post("/api/requests", status_code=201)
     async def create(body: m.NewRequest, request: Request) -> m.RequestOut:
-        return m.RequestOut.of(s.ledger.create(actor(request), body.agent, body.prompt))
+        return request_out(s.ledger.create(actor(request), body.agent, body.prompt))
 
     @api.get("/api/requests")
     async def listing(request: Request, state: str | None = None, limit: int = 500) -> list[m.RequestOut]:
-        return [m.RequestOut.of(r) for r in s.ledger.listing(actor(request), state, max(1, min(limit, 100_000)))]
+        return [request_out(r) for r in s.ledger.listing(actor(request), state, max(1, min(limit, 100_000)))]
 
     @api.get("/api/requests/{request_id}")
     async def show(request_id: str, request: Request) -> m.RequestOut:
         row = s.ledger.visible(request_id, actor(request))
-        return m.RequestOut.of(row, requests_sql.timeline(s.store.conn, row.id), s.ledger.open_question(row.id))
+        return request_out(row, requests_sql.timeline(s.store.conn, row.id), s.ledger.open_question(row.id))
 
     @api.post("/api/requests/{request_id}/answer")
     async def answer(request_id: str, body: m.Answer, request: Request) -> m.QuestionOut:
@@ -179,19 +191,19 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
 
     @api.post("/api/requests/{request_id}/approve")
     async def approve(request_id: str, body: m.Empty, request: Request) -> m.RequestOut:
-        return m.RequestOut.of(s.ledger.approve(request_id, actor(request)))
+        return request_out(s.ledger.approve(request_id, actor(request)))
 
     @api.post("/api/requests/{request_id}/deny")
     async def deny(request_id: str, body: m.Empty, request: Request) -> m.RequestOut:
-        return m.RequestOut.of(s.ledger.deny(request_id, actor(request)))
+        return request_out(s.ledger.deny(request_id, actor(request)))
 
     @api.post("/api/requests/{request_id}/cancel")
     async def cancel(request_id: str, body: m.Empty, request: Request) -> m.RequestOut:
-        return m.RequestOut.of(s.ledger.cancel(request_id, actor(request)))
+        return request_out(s.ledger.cancel(request_id, actor(request)))
 
     @api.post("/api/requests/{request_id}/retry", status_code=201)
     async def retry(request_id: str, body: m.Empty, request: Request) -> m.RequestOut:
-        return m.RequestOut.of(s.ledger.retry(request_id, actor(request)))
+        return request_out(s.ledger.retry(request_id, actor(request)))
 
     @api.get("/api/requests/{request_id}/output")
     async def output(request_id: str, request: Request, offset: int = 0) -> m.Output:
@@ -299,7 +311,8 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
 
     add_room(api, s.web, s.events, s.room_status, actor, owner)
     add_chat(api, s.chat, s.store, s.secrets, s.chat_problems, s.wall, owner)
-    mcp = McpEndpoint(s.ledger, s.tasks, s.events)
+    add_sessions(api, s.sessions, actor, owner)
+    mcp = McpEndpoint(s.ledger, s.tasks, s.events, s.sessions)
 
     async def routed(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await (mcp if scope["type"] == "http" and scope["path"] == MCP_PATH else api)(scope, receive, send)

@@ -30,9 +30,11 @@ class AgentSetup(Body):
     permission_mode: str | None = Field(default=None, max_length=64)
     args: list[Annotated[str, Field(max_length=4096)]] = Field(default_factory=list, max_length=64)
     env: dict[str, Annotated[str, Field(max_length=4096)]] = Field(default_factory=dict, max_length=64)
+    effort: str | None = Field(default=None, max_length=16)
+    sessions: str | None = Field(default=None, max_length=8)  # "once" (default) or "ask"
 
     def options(self) -> dict[str, Any]:
-        return self.model_dump(include={"model", "permission_mode", "args", "env"})
+        return self.model_dump(include={"model", "permission_mode", "args", "env", "effort", "sessions"})
 
 
 class NewAgent(AgentSetup):
@@ -116,11 +118,15 @@ class RequestOut(BaseModel):
     ended_at: str | None
     timeline: list[TimelineEntry] | None = None
     question: QuestionOut | None = None  # the open question the agent waits on
+    parent_id: str | None = None  # the request whose agent sent this prompt to a session
+    via_model: str | None = None  # that agent's model (the prompt's badge)
+    session: dict[str, Any] | None = None  # the session it was sent to (desktop.core.session_views.card)
 
     @classmethod
     def of(cls, row: RequestRow, timeline: list[TimelineRow] | None = None,
-           question: QuestionRow | None = None) -> "RequestOut":
+           question: QuestionRow | None = None, session: dict[str, Any] | None = None) -> "RequestOut":
         return cls(
+            parent_id=row.parent_id, via_model=row.via_model, session=session,
             id=row.id, state=row.state, agent=row.agent, requester=row.requester, prompt=row.prompt,
             retry_of=row.retry_of, references=row.refs, session_ref=row.session_ref, progress=row.progress,
             result=row.result, exit_code=row.exit_code, cancel_requested=row.cancel_requested,

@@ -18,19 +18,25 @@ from desktop.store.rows import AgentRow
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
+SESSION_NAME = re.compile(r"S[0-9]+")
 
 
 class Agents:
-    def __init__(self, store: Store, runtimes: Mapping[str, tuple[str, ...]], wall: Callable[[], float]) -> None:
-        """`runtimes`: each runtime's name and the permission modes it accepts."""
+    def __init__(self, store: Store, runtimes: Mapping[str, tuple[str, ...]], wall: Callable[[], float],
+                 efforts: Mapping[str, tuple[str, ...]] | None = None) -> None:
+        """`runtimes`: each runtime's name and the permission modes it accepts; `efforts`: the effort levels of
+        those that have them."""
         self._store, self._runtimes, self._wall = store, runtimes, wall
+        self._efforts = efforts or {}
 
     def add(self, name: str, runtime: str, folder: str, actor: Actor, options: Mapping[str, Any] | None = None
             ) -> AgentRow:
         if not actor.is_owner:
             raise Forbidden("only the owner can add agents")
         check_name(name, "agent")
-        path, checked = self._checked(runtime, folder, options)
+        if SESSION_NAME.fullmatch(name):
+            raise Invalid(f"'{name}' is kept for sessions agents start (S1, S2, …); choose another name")
+        path, checked = self.check(runtime, folder, options)
         now = self._wall()
         with self._store.transaction() as conn:
             if directory.agent(conn, name) is not None:
@@ -46,7 +52,7 @@ class Agents:
         """A new runtime, folder or options; what is queued runs with them, what runs now is left alone."""
         if not actor.is_owner:
             raise Forbidden("only the owner can change agents")
-        path, checked = self._checked(runtime, folder, options)
+        path, checked = self.check(runtime, folder, options)
         now = self._wall()
         with self._store.transaction() as conn:
             self._existing(conn, name)
@@ -77,7 +83,8 @@ class Agents:
             raise NotFound(f"there is no agent '{name[:40]}'")
         return row
 
-    def _checked(self, runtime: str, folder: str, options: Mapping[str, Any] | None) -> tuple[Path, dict[str, Any]]:
+    def check(self, runtime: str, folder: str, options: Mapping[str, Any] | None) -> tuple[Path, dict[str, Any]]:
+        """The folder as a path and the options as kept, or Invalid saying what is wrong."""
         if runtime not in self._runtimes:
             raise Invalid(f"'{runtime[:40]}' is not a runtime; available: {', '.join(sorted(self._runtimes))}")
         path = Path(folder).expanduser()
@@ -93,6 +100,13 @@ class Agents:
         if mode and mode not in modes:
             allowed = ", ".join(modes) or "none (this runtime has no permission modes)"
             raise Invalid(f"'{mode}' is not a permission mode of {runtime}; use one of: {allowed}")
+        effort = options.get("effort")
+        if effort and effort not in self._efforts.get(runtime, ()):
+            allowed = ", ".join(self._efforts.get(runtime, ())) or f"none ({runtime} has no effort setting)"
+            raise Invalid(f"'{str(effort)[:20]}' is not an effort level of {runtime}; use one of: {allowed}")
+        if options.get("sessions") not in (None, "", "once", "ask"):
+            raise Invalid("sessions: 'once' (the owner approves a conversation's first session) or 'ask' (every "
+                          "session action waits for the owner)")
         for key in options.get("env") or {}:
             if not ENV_NAME.fullmatch(key):
                 raise Invalid(f"'{key[:40]}' is not an environment variable name")

@@ -61,28 +61,43 @@ class Ledger:
     # --- the requester's and the owner's actions ----------------------------------------------------------
 
     def create(self, actor: Actor, agent: str, prompt: str, retry_of: str | None = None) -> RequestRow:
-        if not prompt.strip():
-            raise Invalid("the prompt is empty; say what the agent should do")
-        if len(prompt) > MAX_PROMPT_CHARS:
-            raise Invalid(f"the prompt is {len(prompt):,} characters; the limit is {MAX_PROMPT_CHARS:,}")
+        check_prompt(prompt)
         if directory.agent(self._store.conn, agent) is None:
             raise NotFound(f"there is no agent '{agent[:40]}'; `cox agent list` shows the agents")
         refs = ids.mentions(prompt, self.today())
         for ref in refs:
             self.visible(ref, actor)  # unknown or someone else's: an error now, not a silent drop
+        text = f"requested by {actor.name}" + (f" (retry of {retry_of})" if retry_of else "")
+        return self._create(actor, actor.name, agent, prompt, refs, actor.is_owner, text, {"retry_of": retry_of})
+
+    def create_for_agent(self, caller: Actor, parent: RequestRow, agent: str, prompt: str, via_model: str,
+                         approved: bool, prepare: Also | None = None) -> RequestRow:
+        """A prompt an agent sends to a session, requested by its running request `parent` on behalf of the same
+        person. `prepare` writes the session itself, in the same transaction, before the request."""
+        check_prompt(prompt)
+        refs = ids.mentions(prompt, self.today())
+        principal = directory.principal(self._store.conn, parent.requester)
+        behind = Actor(parent.requester, principal.kind if principal else "person")
+        for ref in refs:
+            self.visible(ref, behind)
+        text = f"requested by {parent.id} ({caller.name} · {via_model}) for {parent.requester}"
+        return self._create(caller, parent.requester, agent, prompt, refs, approved, text,
+                            {"parent_id": parent.id, "via_model": via_model}, prepare)
+
+    def _create(self, actor: Actor, requester: str, agent: str, prompt: str, refs: list[str], approved: bool,
+                text: str, extra: dict[str, Any], prepare: Also | None = None) -> RequestRow:
         now = self._wall()
-        owners = actor.is_owner
         fields: dict[str, Any] = {
-            "owner": self.owner, "agent": agent, "requester": actor.name, "prompt": prompt,
-            "created_at": now, "updated_at": now, "refs": refs, "retry_of": retry_of,
-            "state": State.APPROVED if owners else State.PENDING,
+            "owner": self.owner, "agent": agent, "requester": requester, "prompt": prompt,
+            "created_at": now, "updated_at": now, "refs": refs, **extra,
+            "state": State.APPROVED if approved else State.PENDING,
         }
-        if owners:
+        if approved:
             fields["approved_at"] = now
         else:
             fields["expires_at"] = now + current(self._store.conn, "approval_ttl")
-        text = f"requested by {actor.name}" + (f" (retry of {retry_of})" if retry_of else "")
-        return self._write(None, Action.CREATE, actor, fields=fields, text=text + (", approved" if owners else ""))
+        return self._write(None, Action.CREATE, actor, fields=fields, text=text + (", approved" if approved else ""),
+                           also=prepare)
 
     def approve(self, request_id: str, actor: Actor) -> RequestRow:
         self._owner_only(actor, "approve requests")
@@ -93,15 +108,16 @@ class Ledger:
         reason = f"denied by {actor.name}"
         return self._write(request_id, Action.DENY, actor, fields={"result": reason}, text=reason)
 
-    def cancel(self, request_id: str, actor: Actor) -> RequestRow:
-        row = self.visible(request_id, actor)
+    def cancel(self, request_id: str, actor: Actor, trusted: bool = False, why: str | None = None) -> RequestRow:
+        """`trusted`: the caller checked who may (an agent stopping a session's turn), not the requester rule."""
+        row = self.get(request_id) if trusted else self.visible(request_id, actor)
         if row.state == State.RUNNING:
             if row.cancel_requested:
                 return row
             return self._write(row.id, Action.CANCEL, actor, fields={"cancel_requested": 1},
                                text=f"cancel requested by {actor.name}; stops at the next safe point",
                                kind="cancel_requested")
-        reason = f"cancelled by {actor.name}"
+        reason = why or f"cancelled by {actor.name}"
         return self._write(row.id, Action.CANCEL, actor, fields={"result": reason}, text=reason)
 
     def retry(self, request_id: str, actor: Actor) -> RequestRow:
@@ -157,12 +173,12 @@ class Ledger:
         return self._write(request_id, Action.SESSION, SYSTEM, fields={"session_ref": session_ref},
                            text=f"session {session_ref}", kind="session")
 
-    def note(self, request_id: str, text: str) -> None:
+    def note(self, request_id: str, text: str, kind: str = "note", actor: Actor = SYSTEM) -> None:
         """A line on the request's timeline, in whatever state it is (it changes nothing of the request)."""
         row, now = self.get(request_id), self._wall()
         with self._store.transaction() as conn:
-            sql.add_timeline(conn, row.id, now, "note", row.state, text)
-            audit.append(conn, now, SYSTEM, "note", row.id, text)
+            sql.add_timeline(conn, row.id, now, kind, row.state, text)
+            audit.append(conn, now, actor, kind, row.id, text)
 
     def record_progress(self, request_id: str, percent: float) -> RequestRow:
         return self._write(request_id, Action.PROGRESS, SYSTEM, fields={"progress": percent},
@@ -171,7 +187,7 @@ class Ledger:
     # --- questions from the agent ----------------------------------------------------------------------------
 
     def ask(self, request_id: str, agent: Actor, text: str, options: list[str],
-            call_key: str | None = None) -> QuestionRow:
+            call_key: str | None = None, owner_only: bool = False) -> QuestionRow:
         """The running agent asks the people behind the request; its turn waits for the answer. The same call
         (`call_key`), made again after a daemon restart, gets the question it asked the first time."""
         if not text.strip():
@@ -182,17 +198,20 @@ class Ledger:
         shown = text.strip() + (f" ({' / '.join(options)})" if options else "")
         self._write(request_id, Action.ASK, agent, text=f"question: {shown}", kind="question",
                     also=lambda conn, now: asked.append(questions_sql.add(conn, request_id, now, text, options,
-                                                                          call_key)))
+                                                                          call_key, owner_only)))
         return self.question(asked[0])
 
-    def answer(self, request_id: str, actor: Actor, text: str) -> QuestionRow:
-        """The requester or the owner answers the request's oldest open question."""
-        row = self.visible(request_id, actor)
+    def answer(self, request_id: str, actor: Actor, text: str, trusted: bool = False) -> QuestionRow:
+        """The requester or the owner answers the request's oldest open question (`trusted`: an agent answering a
+        session's question; the caller checked it may). Only the owner answers a question asked for the owner."""
+        row = self.get(request_id) if trusted else self.visible(request_id, actor)
         if not text.strip():
             raise Invalid("the answer is empty")
         waiting = questions_sql.open_for(self._store.conn, row.id)
         if row.state == State.RUNNING and not waiting:
             raise Conflict(f"{row.id} has no open question")
+        if waiting and waiting[0].owner_only and not actor.is_owner:
+            raise Forbidden(f"{row.id} asks for the owner's leave; only the owner answers it")
         question = waiting[0].id if waiting else 0
         self._write(row.id, Action.ANSWER, actor, text=f"answered by {actor.name}: {text.strip()}", kind="answer",
                     also=_closing(question, text.strip(), actor.name))
@@ -223,6 +242,9 @@ class Ledger:
         try:
             with self._store.transaction() as conn:
                 if action == Action.CREATE:
+                    if also is not None:  # what the new request needs to exist first (a session's agent)
+                        also(conn, now)
+                        also = None
                     request_id = self._insert(conn, fields, now)
                     new_state = State(fields["state"])
                 else:
@@ -273,6 +295,13 @@ class Ledger:
     def _owner_only(actor: Actor, what: str) -> None:
         if not actor.is_owner:
             raise Forbidden(f"only the owner can {what}")
+
+
+def check_prompt(prompt: str) -> None:
+    if not prompt.strip():
+        raise Invalid("the prompt is empty; say what the agent should do")
+    if len(prompt) > MAX_PROMPT_CHARS:
+        raise Invalid(f"the prompt is {len(prompt):,} characters; the limit is {MAX_PROMPT_CHARS:,}")
 
 
 def _closing(question_id: int, answer: str, by: str) -> Also:

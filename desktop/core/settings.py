@@ -85,6 +85,10 @@ SETTINGS: dict[str, Setting] = {
         ("approval", "a request waits for your approval"), ("failed", "a request failed"),
         ("expired", "a request expired unanswered"), ("task_failed", "a background task failed"),
         ("question", "an agent asks a question"))},
+    "agent_sessions": Setting("no", _yes_no, "yes: agents may start and use sessions (each conversation's first "
+                                             "start waits for your approval)"),
+    "session_wait_max": Setting("10m", _duration_between(120, 3600), "the longest single wait of an agent on a "
+                                                                     "session it started (2 min to 60 min)"),
     "room_address": Setting("loopback", _listen_address,
                             "'loopback', or an address of this computer where the room is also served over HTTPS"),
     "room_port": Setting("7432", _port, "the room's HTTPS port at room_address"),

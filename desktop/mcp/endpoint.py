@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse
 from desktop.core.actors import Actor
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
+from desktop.core.sessions import Sessions
 from desktop.tasks.background import BackgroundTasks
 
 CALLER: ContextVar[Actor] = ContextVar("caller")  # set for each HTTP call; the tools act as this agent
@@ -20,8 +21,8 @@ CALLER: ContextVar[Actor] = ContextVar("caller")  # set for each HTTP call; the 
 class McpEndpoint:
     """The ASGI handler of `/mcp`: the security middleware has checked the token; the caller is its agent."""
 
-    def __init__(self, ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> None:
-        self._parts = ledger, tasks, events
+    def __init__(self, ledger: Ledger, tasks: BackgroundTasks, events: EventBus, sessions: Sessions) -> None:
+        self._parts = ledger, tasks, events, sessions
         self._ready = asyncio.Event()
         self._stopping = asyncio.Event()
         self._serving: asyncio.Task[None] | None = None

@@ -3,7 +3,8 @@ reach it through the stdio relay they start (`desktop/mcp/bridge.py`), with a to
 request; the tools run here, in the daemon, on the ledger and the background tasks directly.
 
 Tools: `ask_question` (any runtime), `permission_prompt` (Claude Code's `--permission-prompt-tool`, which routes its
-own AskUserQuestion here), and `start_task`, `list_tasks`, `read_task_output`, `stop_task` (the agent's own tasks)."""
+own AskUserQuestion here), `start_task`, `list_tasks`, `read_task_output`, `stop_task` (the agent's own tasks, and
+the tasks of sessions it can see), and the session tools of desktop/mcp/session_tools.py."""
 
 import json
 from pathlib import Path
@@ -16,9 +17,11 @@ from mcp.server.transport_security import TransportSecuritySettings
 from desktop.console.redact import redact
 from desktop.console.stream import folded
 from desktop.core.actors import Actor
-from desktop.core.errors import CoxError
+from desktop.core.errors import CoxError, Forbidden
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
+from desktop.core.sessions import Sessions
+from desktop.mcp import session_tools
 from desktop.mcp.endpoint import CALLER
 from desktop.tasks.background import BackgroundTasks, TaskView, task_status
 from desktop.tasks.paging import output_page
@@ -27,17 +30,18 @@ WITHDRAWN = ("No answer: the question was withdrawn (the request was cancelled, 
              "Do not wait for an answer; stop here.")
 
 
-def session_manager(ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> StreamableHTTPSessionManager:
+def session_manager(ledger: Ledger, tasks: BackgroundTasks, events: EventBus,
+                    sessions: Sessions) -> StreamableHTTPSessionManager:
     """The SDK's handler of stateless streamable HTTP calls to our tools."""
-    server = build(ledger, tasks, events)
+    server = build(ledger, tasks, events, sessions)
     # Host and Origin are checked by the daemon's own middleware, before this
     server.streamable_http_app(stateless_http=True, json_response=True,
                                transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
     return server.session_manager
 
 
-def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> MCPServer:
-    server = MCPServer("coxswain", log_level="WARNING",
+def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus, sessions: Sessions) -> MCPServer:
+    server = session_tools.CoxswainServer("coxswain", log_level="WARNING",
                        instructions="Coxswain hosts this session for its owner's team. Ask the person behind the "
                                     "request with ask_question when you cannot go on alone.")
 
@@ -100,7 +104,14 @@ def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> MCPServer
         """The last `lines` lines of a task's output, as its console shows them (secrets redacted, progress bars
         collapsed, repeated lines counted), with its state and test counts."""
         def read() -> str:
-            view = tasks.view(tasks.visible(task_id, _agent()))
+            agent = _agent()
+            try:
+                row = tasks.visible(task_id, agent)
+            except Forbidden:
+                row = tasks.get(task_id)
+                if not sessions.readable(agent, row.agent or ""):
+                    raise
+            view = tasks.view(row)
             page = output_page(Path(view.row.dir) / "output", max(1, min(lines, 2000)), colours=False)
             head = f"{view.row.id} · {task_status(view)}" + (f" · tests {view.tests}" if view.tests else "")
             shown = [folded(text, count) for text, count in page.lines]
@@ -116,6 +127,7 @@ def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus) -> MCPServer
         except CoxError as error:
             return str(error)
 
+    session_tools.register(server, sessions)
     return server
 
 

@@ -54,6 +54,7 @@ class Runtime(Protocol):
     name: str
     cancel_mode: CancelMode
     permission_modes: tuple[str, ...]
+    efforts: tuple[str, ...]  # how hard the model thinks, where the CLI lets one choose
     resumable: bool  # an interrupted turn continues its session; otherwise the exit code is the outcome
 
     def missing(self, env: dict[str, str]) -> str | None:
@@ -65,8 +66,9 @@ class Runtime(Protocol):
         ...
 
     def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
-               tools: SessionTools) -> Launch | None:
-        """The command that continues `request.session_ref`, or None if this runtime cannot resume."""
+               tools: SessionTools, prompt: str | None = None) -> Launch | None:
+        """The command that continues `request.session_ref` with `prompt` (default: carry on where the turn broke
+        off), or None if this runtime cannot resume."""
         ...
 
     def parser(self) -> Parser: ...

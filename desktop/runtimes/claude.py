@@ -41,6 +41,7 @@ class ClaudeRuntime:
     name = "claude"
     cancel_mode: CancelMode = "hook"
     permission_modes: tuple[str, ...] = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
+    efforts: tuple[str, ...] = ("low", "medium", "high", "xhigh", "max")
     resumable = True
     executable = "claude"
     key_variable = "ANTHROPIC_API_KEY"
@@ -56,10 +57,10 @@ class ClaudeRuntime:
         return Launch(argv, dict(QUIET), session)
 
     def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
-               tools: SessionTools) -> Launch | None:
+               tools: SessionTools, prompt: str | None = None) -> Launch | None:
         if not request.session_ref:
             return None
-        argv = self._argv(agent, task_dir, env, tools, ["--resume", request.session_ref, "-p", CONTINUE])
+        argv = self._argv(agent, task_dir, env, tools, ["--resume", request.session_ref, "-p", prompt or CONTINUE])
         return Launch(argv, dict(QUIET), request.session_ref)
 
     def _argv(self, agent: AgentRow, task_dir: Path, env: dict[str, str], tools: SessionTools,
@@ -74,6 +75,8 @@ class ClaudeRuntime:
                 "--allowedTools", f"Bash,Read,Edit,Write,TaskCreate,TaskUpdate,mcp__{tools.server}"]
         if agent.options.get("permission_mode"):
             argv += ["--permission-mode", str(agent.options["permission_mode"])]
+        if agent.options.get("effort"):
+            argv += ["--effort", str(agent.options["effort"])]
         return argv + model_and_args(agent, "--model")
 
     def parser(self) -> "ClaudeParser":

@@ -29,6 +29,7 @@ class CodexRuntime:
     name = "codex"
     cancel_mode: CancelMode = "after_tool"
     permission_modes: tuple[str, ...] = SANDBOXES
+    efforts: tuple[str, ...] = ("minimal", "low", "medium", "high", "xhigh")
     resumable = True
     executable = "codex"
 
@@ -41,16 +42,18 @@ class CodexRuntime:
         return Launch([*self._exec(agent, env, tools), context_block(references) + request.prompt], {})
 
     def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
-               tools: SessionTools) -> Launch | None:
+               tools: SessionTools, prompt: str | None = None) -> Launch | None:
         if not request.session_ref:
             return None
-        return Launch([*self._exec(agent, env, tools), "resume", request.session_ref, CONTINUE], {},
+        return Launch([*self._exec(agent, env, tools), "resume", request.session_ref, prompt or CONTINUE], {},
                       request.session_ref)
 
     def _exec(self, agent: AgentRow, env: dict[str, str], tools: SessionTools) -> list[str]:
         sandbox = str(agent.options.get("permission_mode") or "workspace-write")
+        effort = ["-c", f"model_reasoning_effort={json.dumps(agent.options['effort'])}"] if agent.options.get(
+            "effort") else []
         return [executable(self.executable, env), "exec", "--json", "--skip-git-repo-check", *QUIET,
-                *mcp_overrides(tools), "-s", sandbox, *model_and_args(agent, "-m")]
+                *mcp_overrides(tools), "-s", sandbox, *effort, *model_and_args(agent, "-m")]
 
     def parser(self) -> "CodexParser":
         return CodexParser()

@@ -28,6 +28,7 @@ class CopilotRuntime:
     name = "copilot"
     cancel_mode: CancelMode = "after_tool"
     permission_modes: tuple[str, ...] = ()
+    efforts: tuple[str, ...] = ()
     resumable = True
     executable = "copilot"
 
@@ -42,10 +43,10 @@ class CopilotRuntime:
         return Launch(self._argv(agent, env, tools, ["--session-id", session, "-p", prompt]), {}, session)
 
     def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
-               tools: SessionTools) -> Launch | None:
+               tools: SessionTools, prompt: str | None = None) -> Launch | None:
         if not request.session_ref:
             return None
-        argv = self._argv(agent, env, tools, ["-r", request.session_ref, "-p", CONTINUE])
+        argv = self._argv(agent, env, tools, ["-r", request.session_ref, "-p", prompt or CONTINUE])
         return Launch(argv, {}, request.session_ref)
 
     def _argv(self, agent: AgentRow, env: dict[str, str], tools: SessionTools, turn: list[str]) -> list[str]:

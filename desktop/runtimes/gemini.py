@@ -28,6 +28,7 @@ class GeminiRuntime:
     name = "gemini"
     cancel_mode: CancelMode = "after_tool"
     permission_modes: tuple[str, ...] = ("default", "auto_edit", "yolo", "plan")
+    efforts: tuple[str, ...] = ()
     resumable = True
     executable = "gemini"
 
@@ -42,10 +43,10 @@ class GeminiRuntime:
         return Launch(argv, self._env(task_dir, env, tools), session)
 
     def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
-               tools: SessionTools) -> Launch | None:
+               tools: SessionTools, prompt: str | None = None) -> Launch | None:
         if not request.session_ref:
             return None
-        return Launch(self._argv(agent, env, ["-r", request.session_ref, "-p", CONTINUE]),
+        return Launch(self._argv(agent, env, ["-r", request.session_ref, "-p", prompt or CONTINUE]),
                       self._env(task_dir, env, tools), request.session_ref)
 
     @staticmethod

@@ -18,6 +18,7 @@ class ShellRuntime:
     name = "shell"
     cancel_mode: CancelMode = "now"
     permission_modes: tuple[str, ...] = ()
+    efforts: tuple[str, ...] = ()
     resumable = False
 
     def missing(self, env: dict[str, str]) -> str | None:
@@ -34,7 +35,7 @@ class ShellRuntime:
         return Launch(argv, extra)
 
     def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
-               tools: SessionTools) -> Launch | None:
+               tools: SessionTools, prompt: str | None = None) -> Launch | None:
         return None  # a shell command is never run a second time
 
     def parser(self) -> _NoEvents:

@@ -56,7 +56,9 @@ def agent(conn: sqlite3.Connection, name: str) -> AgentRow | None:
 
 
 def agents(conn: sqlite3.Connection) -> list[AgentRow]:
-    return [AgentRow.of(r) for r in conn.execute("SELECT * FROM agents WHERE removed_at IS NULL ORDER BY name")]
+    """The owner's agents (sessions agents started run as hidden agents, not listed here)."""
+    return [AgentRow.of(r) for r in conn.execute("SELECT * FROM agents WHERE removed_at IS NULL AND name NOT IN "
+                                                 "(SELECT id FROM sessions) ORDER BY name")]
 
 
 def settings(conn: sqlite3.Connection) -> dict[str, str]:

@@ -7,10 +7,10 @@ from desktop.store.rows import QuestionRow
 
 
 def add(conn: sqlite3.Connection, request_id: str, at: float, text: str, options: list[str],
-        call_key: str | None = None) -> int:
+        call_key: str | None = None, owner_only: bool = False) -> int:
     cursor = conn.execute(
-        "INSERT INTO questions (request_id, asked_at, text, options, call_key) VALUES (?, ?, ?, ?, ?)",
-        (request_id, at, text, json.dumps(options), call_key))
+        "INSERT INTO questions (request_id, asked_at, text, options, call_key, owner_only) VALUES (?, ?, ?, ?, ?, ?)",
+        (request_id, at, text, json.dumps(options), call_key, int(owner_only)))
     return int(cursor.lastrowid or 0)
 
 

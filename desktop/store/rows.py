@@ -27,6 +27,8 @@ class RequestRow:
     result: str | None
     exit_code: int | None
     cancel_requested: bool
+    parent_id: str | None = None  # the request whose agent sent this prompt to a session it started
+    via_model: str | None = None  # that agent's model, shown as the prompt's badge
 
     @classmethod
     def of(cls, row: sqlite3.Row) -> "RequestRow":
@@ -113,7 +115,26 @@ class QuestionRow:
     answered_at: float | None
     answered_by: str | None
     call_key: str | None = None  # the session and the MCP call that asked it: the same call asks once
+    owner_only: bool = False  # an agent asks the owner's leave for a session action; only the owner answers
 
     @classmethod
     def of(cls, row: sqlite3.Row) -> "QuestionRow":
-        return cls(**{**dict(row), "options": json.loads(row["options"])})
+        return cls(**{**dict(row), "options": json.loads(row["options"]), "owner_only": bool(row["owner_only"])})
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    """A session an agent started: it runs as the hidden agent of the same name (`S1`, `S2`, …)."""
+
+    id: str
+    title: str
+    group_name: str | None
+    parent_request: str  # the request whose agent started it
+    conversation: str  # whose approval it rode on: the starting request's, or its session's when that is one
+    may_create: bool
+    created_at: float
+    archived_at: float | None
+
+    @classmethod
+    def of(cls, row: sqlite3.Row) -> "SessionRow":
+        return cls(**{**dict(row), "may_create": bool(row["may_create"])})

@@ -167,4 +167,32 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX chat_outbox_waiting ON chat_outbox(connector, posted_at, seq);
     """,
+    # 6: sessions agents start (each runs as a hidden agent of its own), the owner's session groups, which
+    #    conversations the owner let start sessions, and which request asked for a request
+    """
+    CREATE TABLE session_groups (
+        name         TEXT PRIMARY KEY,
+        created_at   REAL NOT NULL
+    );
+    CREATE TABLE sessions (
+        id              TEXT PRIMARY KEY REFERENCES agents(name),
+        title           TEXT NOT NULL,
+        group_name      TEXT REFERENCES session_groups(name),
+        parent_request  TEXT NOT NULL REFERENCES requests(id),
+        conversation    TEXT NOT NULL,
+        may_create      INTEGER NOT NULL DEFAULT 0,
+        created_at      REAL NOT NULL,
+        archived_at     REAL
+    );
+    CREATE TABLE conversations (
+        key             TEXT PRIMARY KEY,
+        approved_at     REAL,
+        approved_by     TEXT,
+        agent_prompts   INTEGER NOT NULL DEFAULT 0
+    );
+    ALTER TABLE requests ADD COLUMN parent_id TEXT REFERENCES requests(id);
+    ALTER TABLE requests ADD COLUMN via_model TEXT;
+    CREATE INDEX requests_by_parent ON requests(parent_id);
+    ALTER TABLE questions ADD COLUMN owner_only INTEGER NOT NULL DEFAULT 0;
+    """,
 ]

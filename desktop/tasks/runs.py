@@ -8,7 +8,7 @@ import os
 import shlex
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +16,10 @@ from desktop.console.redact import redact
 from desktop.core.ledger import Ledger
 from desktop.core.settings import current
 from desktop.core.states import State
-from desktop.runtimes.base import Event, Launch, Parser, Runtime, SessionTools
+from desktop.runtimes.base import Event, Launch, Parser, Runtime, SessionTools, context_block
 from desktop.store import directory
 from desktop.store import requests as requests_sql
+from desktop.store import sessions as sessions_sql
 from desktop.store import tasks as tasks_sql
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow, RequestRow, TaskRow
@@ -85,7 +86,7 @@ class RequestRuns:
             if launch is None:
                 return self._fail(request.id, f"{runtime.name} cannot resume this request (no session)")
         else:
-            launch = runtime.launch(request, agent, self._references(request), task_dir, env, tools)
+            launch = self._first_launch(request, agent, runtime, task_dir, env, tools)
         if launch.session_ref and launch.session_ref != request.session_ref:
             self._ledger.record_session(request.id, launch.session_ref)
         with self._store.transaction() as conn:
@@ -101,6 +102,20 @@ class RequestRuns:
             return None
         self._follow(run)
         return None
+
+    def _first_launch(self, request: RequestRow, agent: AgentRow, runtime: Runtime, task_dir: Path,
+                      env: dict[str, str], tools: SessionTools) -> Launch:
+        """A new turn; in a session an agent started, the next prompt continues the runtime session of the ones
+        before it (a runtime that cannot resume starts afresh in the same folder)."""
+        references = self._references(request)
+        if sessions_sql.get(self._store.conn, agent.name) is not None:
+            previous = sessions_sql.last_session_ref(self._store.conn, agent.name, request.id)
+            if previous is not None and runtime.resumable:
+                prompt = context_block(references) + request.prompt
+                launch = runtime.resume(replace(request, session_ref=previous), agent, task_dir, env, tools, prompt)
+                if launch is not None:
+                    return launch
+        return runtime.launch(request, agent, references, task_dir, env, tools)
 
     # --- cancel, restart, sleep ---------------------------------------------------------------------------
 
