@@ -71,7 +71,7 @@ class Ledger:
         return self._create(actor, actor.name, agent, prompt, refs, actor.is_owner, text, {"retry_of": retry_of})
 
     def create_for_agent(self, caller: Actor, parent: RequestRow, agent: str, prompt: str, via_model: str,
-                         approved: bool, prepare: Also | None = None) -> RequestRow:
+                         approved: bool, prepare: Also | None = None, call_key: str | None = None) -> RequestRow:
         """A prompt an agent sends to a session, requested by its running request `parent` on behalf of the same
         person. `prepare` writes the session itself, in the same transaction, before the request."""
         check_prompt(prompt)
@@ -82,7 +82,7 @@ class Ledger:
             self.visible(ref, behind)
         text = f"requested by {parent.id} ({caller.name} · {via_model}) for {parent.requester}"
         return self._create(caller, parent.requester, agent, prompt, refs, approved, text,
-                            {"parent_id": parent.id, "via_model": via_model}, prepare)
+                            {"parent_id": parent.id, "via_model": via_model, "call_key": call_key}, prepare)
 
     def _create(self, actor: Actor, requester: str, agent: str, prompt: str, refs: list[str], approved: bool,
                 text: str, extra: dict[str, Any], prepare: Also | None = None) -> RequestRow:

@@ -9,7 +9,7 @@ first prompt, every prompt in "ask" mode, and the prompt after 30 with no person
 import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from desktop.core import audit
@@ -52,6 +52,7 @@ class Caller:
     request: RequestRow
     agent: AgentRow
     session: SessionRow | None
+    call_key: str | None = None  # this tool call, the same when the relay repeats it after a daemon restart
 
     @property
     def conversation(self) -> str:
@@ -82,12 +83,12 @@ class Sessions:
     # --- the one way in ------------------------------------------------------------------------------------
 
     async def call(self, actor: Actor, tool: str, change: bool, work: Callable[[Caller], Awaitable[dict[str, Any]]],
-                   about: str = "") -> dict[str, Any]:
+                   about: str = "", call_key: str | None = None) -> dict[str, Any]:
         """Run one tool call under the rules; the caller's timeline gets a line saying what it did."""
         request_id = actor.request_id
         try:
             self._enabled()
-            caller = self._caller(actor)
+            caller = replace(self._caller(actor), call_key=call_key)
             self._limit(caller, change)
             answer = await work(caller)
         except SessionError as error:
@@ -147,26 +148,31 @@ class Sessions:
     async def start(self, caller: Caller, arguments: Mapping[str, Any]) -> dict[str, Any]:
         self._may_drive(caller)
         prompt = str(arguments.get("prompt") or "")
-        runtime, folder, options = self._settings_for(caller, arguments)
-        title = short(str(arguments.get("title") or prompt), 80)
-        group = arguments.get("group")
-        if group is not None and group not in sql.groups(self._store.conn):
-            raise SessionError("not_found", f"there is no session group '{str(group)[:60]}'; the owner makes "
-                                            "groups (cox session group NAME)")
-        self._room_for(None)
-        session_id = sql.next_id(self._store.conn)
+        known = self._sent_already(caller)
+        if known is None:
+            runtime, folder, options = self._settings_for(caller, arguments)
+            title = short(str(arguments.get("title") or prompt), 80)
+            group = arguments.get("group")
+            if group is not None and group not in sql.groups(self._store.conn):
+                raise SessionError("not_found", f"there is no session group '{str(group)[:60]}'; the owner makes "
+                                                "groups (cox session group NAME)")
+            self._room_for(None)
+        session_id = known.agent if known else sql.next_id(self._store.conn)
 
         def prepare(conn: Any, now: float) -> None:
             directory.add_agent(conn, session_id, runtime, folder, options, now)
             sql.add(conn, session_id, title, group, caller.request.id, caller.conversation, now)
 
         row = await self._prompt(caller, session_id, prompt, prepare)
+        session = self._session(session_id)
         if row.state in (State.CANCELLED, State.EXPIRED):
             with self._store.transaction() as conn:
                 sql.archive(conn, session_id, self._wall())
             raise SessionError("approval_denied", f"the owner did not approve starting {session_id}: {row.result}")
-        return {"session": session_id, "request": row.id, "title": title, "runtime": runtime, "folder": folder,
-                "state": latest_state(self._store.conn, self._session(session_id))[0]}
+        agent = directory.agent(self._store.conn, session_id)
+        return {"session": session_id, "request": row.id, "title": session.title,
+                "runtime": agent.runtime if agent else None, "folder": agent.folder if agent else None,
+                "state": latest_state(self._store.conn, session)[0]}
 
     async def send(self, caller: Caller, session_id: str, prompt: str, changes: Mapping[str, Any]) -> dict[str, Any]:
         session = self._target(caller, session_id, acting=True)
@@ -334,16 +340,19 @@ class Sessions:
     async def _prompt(self, caller: Caller, session_id: str, prompt: str,
                       prepare: Callable[[Any, float], None]) -> RequestRow:
         """The prompt as a request: approved at once when the owner already let this conversation use sessions,
-        else a card waiting for the owner, and this call waits for the answer."""
-        approved_at, prompts = sql.conversation(self._store.conn, caller.conversation)
-        approved = approved_at is not None and not caller.asks_always and prompts < LOOP_GUARD
+        else a card waiting for the owner, and this call waits for the answer. The same call made again (after a
+        daemon restart) finds the request it made the first time."""
+        row = self._sent_already(caller)
+        if row is None:
+            approved_at, prompts = sql.conversation(self._store.conn, caller.conversation)
+            approved = approved_at is not None and not caller.asks_always and prompts < LOOP_GUARD
 
-        def also(conn: Any, now: float) -> None:
-            prepare(conn, now)
-            sql.count_agent_prompt(conn, caller.conversation)
+            def also(conn: Any, now: float) -> None:
+                prepare(conn, now)
+                sql.count_agent_prompt(conn, caller.conversation)
 
-        row = self._ledger.create_for_agent(caller.actor, caller.request, session_id, prompt, caller.model,
-                                            approved, also)
+            row = self._ledger.create_for_agent(caller.actor, caller.request, session_id, prompt, caller.model,
+                                                approved, also, caller.call_key)
         if row.state != State.PENDING:
             return row
 
@@ -372,6 +381,9 @@ class Sessions:
         answer = await self._watch(answered, None)
         if not (answer or "").strip().lower().startswith(("allow", "yes")):
             raise SessionError("approval_denied", f"the owner did not allow it ({answer or 'withdrawn'})")
+
+    def _sent_already(self, caller: Caller) -> RequestRow | None:
+        return requests_sql.by_call_key(self._store.conn, caller.call_key) if caller.call_key else None
 
     def _still_running(self, caller: Caller) -> None:
         row = requests_sql.get(self._store.conn, caller.request.id)

@@ -6,7 +6,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import ValidationError
@@ -38,9 +38,11 @@ def refused(error: SessionError) -> CallToolResult:
 
 def register(server: MCPServer, sessions: Sessions) -> None:
     async def run(tool: str, change: bool, work: Callable[[Caller], Awaitable[dict[str, Any]]],
-                  about: str = "") -> CallToolResult:
+                  about: str = "", ctx: Context | None = None) -> CallToolResult:
+        actor = CALLER.get()
+        key = f"{actor.session}:{ctx.request_id}" if ctx is not None and actor.session else None
         try:
-            answer = await sessions.call(CALLER.get(), tool, change, work, about)
+            answer = await sessions.call(actor, tool, change, work, about, key)
         except SessionError as error:
             return refused(error)
         return CallToolResult(content=[TextContent(type="text", text=json.dumps(answer, ensure_ascii=False))])
@@ -60,7 +62,7 @@ def register(server: MCPServer, sessions: Sessions) -> None:
         return await run("read_session", False, lambda caller: done(sessions.read(caller, session)), f" {session}")
 
     @server.tool()
-    async def start_session(prompt: str, title: str | None = None, runtime: str | None = None,
+    async def start_session(prompt: str, ctx: Context, title: str | None = None, runtime: str | None = None,
                             folder: str | None = None, model: str | None = None, permission_mode: str | None = None,
                             effort: str | None = None, group: str | None = None) -> CallToolResult:
         """Start another agent session on this machine with `prompt` (it knows nothing of this conversation, only
@@ -69,16 +71,16 @@ def register(server: MCPServer, sessions: Sessions) -> None:
         waits for the owner's approval. Returns the session id (S1, …) at once; then call wait."""
         arguments = {"prompt": prompt, "title": title, "runtime": runtime, "folder": folder, "model": model,
                      "permission_mode": permission_mode, "effort": effort, "group": group}
-        return await run("start_session", True, lambda caller: sessions.start(caller, arguments))
+        return await run("start_session", True, lambda caller: sessions.start(caller, arguments), ctx=ctx)
 
     @server.tool()
-    async def send_prompt(session: str, prompt: str, model: str | None = None, permission_mode: str | None = None,
-                          effort: str | None = None) -> CallToolResult:
+    async def send_prompt(session: str, prompt: str, ctx: Context, model: str | None = None,
+                          permission_mode: str | None = None, effort: str | None = None) -> CallToolResult:
         """Send the next prompt to a session; it continues the same conversation (queued behind a turn still
         running). `model`, `permission_mode`, `effort` change the session's settings from this prompt on."""
         changes = {"model": model, "permission_mode": permission_mode, "effort": effort}
         return await run("send_prompt", True, lambda caller: sessions.send(caller, session, prompt, changes),
-                         f" {session}")
+                         f" {session}", ctx)
 
     @server.tool()
     async def wait(session: str, seconds: float | None = None) -> CallToolResult:

@@ -120,3 +120,8 @@ def first_of_agent(conn: sqlite3.Connection, agent: str, states: tuple[str, ...]
     row = conn.execute(f"SELECT id FROM requests WHERE agent = ? AND state IN ({','.join('?' * len(states))}) "
                        "ORDER BY id LIMIT 1", (agent, *states)).fetchone()
     return str(row[0]) if row else None
+
+
+def by_call_key(conn: sqlite3.Connection, call_key: str) -> RequestRow | None:
+    row = conn.execute("SELECT * FROM requests WHERE call_key = ?", (call_key,)).fetchone()
+    return RequestRow.of(row) if row else None

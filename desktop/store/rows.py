@@ -29,6 +29,7 @@ class RequestRow:
     cancel_requested: bool
     parent_id: str | None = None  # the request whose agent sent this prompt to a session it started
     via_model: str | None = None  # that agent's model, shown as the prompt's badge
+    call_key: str | None = None  # the tool call that sent it: the same call, repeated after a restart, sends once
 
     @classmethod
     def of(cls, row: sqlite3.Row) -> "RequestRow":

@@ -192,7 +192,9 @@ MIGRATIONS: list[str] = [
     );
     ALTER TABLE requests ADD COLUMN parent_id TEXT REFERENCES requests(id);
     ALTER TABLE requests ADD COLUMN via_model TEXT;
+    ALTER TABLE requests ADD COLUMN call_key TEXT;
     CREATE INDEX requests_by_parent ON requests(parent_id);
+    CREATE UNIQUE INDEX requests_by_call_key ON requests(call_key);
     ALTER TABLE questions ADD COLUMN owner_only INTEGER NOT NULL DEFAULT 0;
     """,
 ]

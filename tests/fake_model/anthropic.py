@@ -1,10 +1,11 @@
 """Anthropic Messages API, as Claude Code calls it: POST /v1/messages, streaming (SSE) or plain JSON."""
 
 import json
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from tests.fake_model.script import Script, find_prompt
+from tests.fake_model.script import KEYWORD, Script, find_prompt
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -18,6 +19,8 @@ def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
         for block in blocks:
             if block.get("type") == "text" and not block["text"].lstrip().startswith("<system-reminder>"):
                 texts.append(block["text"])
+                if KEYWORD.search(block["text"]):  # a new prompt of the same session: its steps from 0
+                    results.clear()
             elif block.get("type") == "tool_result":
                 inner = block.get("content")
                 if isinstance(inner, list):
@@ -66,14 +69,16 @@ def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, list[dict[s
     pending = calls(script, tools)[len(results):] if tools else []
     if pending and pending[0][0] in tools:
         name, arguments = pending[0]
-        block = {"type": "tool_use", "id": f"toolu_{len(results) + 1:02d}", "name": name, "input": arguments}
+        turn = sum(1 for text in texts if KEYWORD.search(text))  # a continued session's ids must not repeat
+        suffix = f"_t{turn}" if turn > 1 else ""
+        block = {"type": "tool_use", "id": f"toolu_{len(results) + 1:02d}{suffix}", "name": name, "input": arguments}
         return 200, None, [block]
     return 200, None, [{"type": "text", "text": script.final_text(results[-1] if results else "")}]
 
 
 def as_json(blocks: list[dict[str, Any]], model: str) -> dict[str, Any]:
     stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-    return {"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": blocks,
+    return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": model, "content": blocks,
             "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 7}}
 
 

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from tests.fake_model.script import Script, find_prompt, question_arguments, question_tool
+from tests.fake_model.script import KEYWORD, Script, find_prompt, question_arguments, question_tool
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -11,6 +11,8 @@ def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
         for part in content.get("parts", []):
             if content.get("role") == "user" and "text" in part and not part["text"].lstrip().startswith("<"):
                 texts.append(part["text"])
+                if KEYWORD.search(part["text"]):
+                    results.clear()
             elif "functionResponse" in part and part["functionResponse"].get("id") not in seen:
                 seen.add(part["functionResponse"].get("id"))  # a resumed CLI repeats an interrupted response
                 response = part["functionResponse"].get("response", {})

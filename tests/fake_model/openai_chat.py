@@ -4,7 +4,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from tests.fake_model.script import Script, Step, find_prompt, question_arguments, question_tool
+from tests.fake_model.script import KEYWORD, Script, Step, find_prompt, question_arguments, question_tool
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -15,6 +15,8 @@ def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
             content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
         if message.get("role") == "user":
             texts.append(str(content or ""))
+            if KEYWORD.search(texts[-1]):
+                results.clear()
         elif message.get("role") == "tool":  # without the CLI's own <shellId: …> notes
             results.append("\n".join(line for line in str(content or "").splitlines() if not line.startswith("<")))
     return texts, results

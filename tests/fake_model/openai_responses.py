@@ -4,7 +4,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from tests.fake_model.script import Script, find_prompt, question_arguments, question_tool
+from tests.fake_model.script import KEYWORD, Script, find_prompt, question_arguments, question_tool
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -15,6 +15,8 @@ def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
                 text = part.get("text", "")
                 if part.get("type") == "input_text" and not text.lstrip().startswith("<"):
                     texts.append(text)
+                    if KEYWORD.search(text):
+                        results.clear()
         elif item.get("type") == "function_call_output":
             output = item.get("output")
             results.append(output if isinstance(output, str) else json.dumps(output))

@@ -9,8 +9,9 @@
     SAY <text>          the final answer (default: "finished after N steps")
     FAIL <status>       answer every call with that HTTP error (401: authentication, 429: rate limit)
 
-The step is how many tool results the conversation holds already, so the server keeps no state and a resumed
-CLI that re-sends its history carries on where it stopped.
+The step is how many tool results the conversation holds since the last prompt with a script, so the server keeps
+no state, a resumed CLI that re-sends its history carries on where it stopped, and the next prompt of a continued
+session starts its own script from its first step.
 """
 
 import json
@@ -75,8 +76,8 @@ class Script:
 
 
 def find_prompt(texts: list[str]) -> str:
-    """The first user text that holds a script; else the last user text."""
-    for text in texts:
+    """The last user text that holds a script (a session's next prompt brings a new one); else the last user text."""
+    for text in reversed(texts):
         if KEYWORD.search(text):
             return text
     return texts[-1] if texts else ""
