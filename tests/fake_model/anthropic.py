@@ -78,8 +78,9 @@ def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, list[dict[s
 
 def as_json(blocks: list[dict[str, Any]], model: str) -> dict[str, Any]:
     stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-    return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": model, "content": blocks,
-            "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 7}}
+    return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": model,
+            "content": blocks, "stop_reason": stop, "stop_sequence": None,
+            "usage": {"input_tokens": 12, "output_tokens": 7}}
 
 
 def as_events(blocks: list[dict[str, Any]], model: str) -> Iterator[tuple[str, dict[str, Any]]]:
