@@ -157,6 +157,20 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=lambda h, a: _print(_client(h).post(f"/api/connectors/{a.kind}/remove", {}),
                                                lambda r: f"removed {r['removed']}"))
 
+    session = sub.add_parser("session", help="sessions agents started (switch them on: cox settings set "
+                                             "agent_sessions yes)").add_subparsers(metavar="ACTION", required=True)
+    session.add_parser("list", help="every session, its state, who started it").set_defaults(
+        handler=lambda h, a: _print(_client(h).get("/api/sessions"), _session_table))
+    p = session.add_parser("may-create", help="let a session an agent started start sessions itself (or not)")
+    p.add_argument("session")
+    p.add_argument("allowed", choices=["yes", "no"])
+    p.set_defaults(handler=lambda h, a: _print(_client(h).post(f"/api/sessions/{a.session}", {
+        "may_create_sessions": a.allowed == "yes"}), lambda r: _session_table([r])))
+    p = session.add_parser("group", help="make a group agents may name when they start sessions")
+    p.add_argument("name")
+    p.set_defaults(handler=lambda h, a: _print(_client(h).post("/api/session-groups", {"name": a.name}),
+                                               lambda r: "groups: " + ", ".join(r)))
+
     command("room", lambda h, a: _print(_client(h).get("/api/room"), _room_text),
             "where the room (the web page for phones) is reached; change it with `cox settings set room_address`")
 
@@ -407,6 +421,16 @@ def _connector_table(rows: list[dict[str, Any]]) -> str:
         lines.append(f"{row['name']}: {state}; threads of other requests in {row['channel'] or '(none)'}")
         lines += [f"  {user} is {person}" for user, person in row["people"].items()]
     return "\n".join(lines) or "no connectors"
+
+
+def _session_table(rows: list[dict[str, Any]]) -> str:
+    lines = []
+    for row in rows:
+        group = f" · Group: {row['group']}" if row["group"] else ""
+        may = " · may create sessions" if row["may_create_sessions"] else ""
+        lines.append(f"{row['session']} {row['state']}: {row['title']} ({row['runtime']} in {row['folder']}; "
+                     f"via agent · {row['parent_title']}{group}{may})")
+    return "\n".join(lines) or "no sessions"
 
 
 def _room_text(room: dict[str, Any]) -> str:

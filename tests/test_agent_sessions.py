@@ -59,7 +59,7 @@ def pending_child(daemon: DaemonProcess) -> dict[str, Any]:
 
 def test_a_started_session_runs_after_approval_and_the_parent_waits_for_its_answer(
         lead: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path) -> None:
-    lead.post("/api/session-groups", {"name": "Release 2.4"})
+    assert lead.cox("session", "group", "Release 2.4", check=True).stdout.strip() == "groups: Release 2.4"
     child_script = "TOOL echo checked > child-was-here.txt; echo checked\nSAY the child checked the package"
     row = lead.request(mcp("start_session", prompt=child_script, title="Check the package", group="Release 2.4")
                        + mcp("wait", session="S1", seconds=120), agent="lead")
@@ -85,6 +85,9 @@ def test_a_started_session_runs_after_approval_and_the_parent_waits_for_its_answ
     assert [(s["session"], s["title"], s["state"], s["started_by"]) for s in listed] == [
         ("S1", "Check the package", "done", row["id"])]
     assert [a["name"] for a in lead.get("/api/agents").json()] == ["lead", "shell"]  # not the owner's agents
+    shown = lead.cox("session", "list", check=True).stdout
+    assert f"S1 done: Check the package ({card['session']['runtime']} in {tmp_path / 'project'}; via agent · " in shown
+    assert "Group: Release 2.4)" in shown
 
 
 def test_a_denied_start_tells_the_parent_approval_denied(lead: DaemonProcess, fake_model: FakeModelServer) -> None:
@@ -122,7 +125,7 @@ def test_a_started_session_may_start_one_only_after_the_owners_switch(
     assert '"error": "forbidden"' in told and "may not start or drive sessions unless the owner" in told
     assert [s["may_create_sessions"] for s in lead.get("/api/sessions").json()] == [False]
 
-    assert lead.post("/api/sessions/S1", {"may_create_sessions": True}).json()["may_create_sessions"] is True
+    assert "may create sessions" in lead.cox("session", "may-create", "S1", "yes", check=True).stdout
     again = lead.request(grandchild, agent="S1")  # the owner's next prompt in the child's own conversation
     card = pending_child(lead)  # S1's conversation has not started a session before: it asks
     assert card["agent"] == "S2" and card["parent_id"] == again["id"] and card["session"]["parent_title"] == "Child"
@@ -176,3 +179,21 @@ def test_the_approval_is_remembered_across_a_daemon_restart(lead: DaemonProcess,
     second = next(r for r in children(again) if r["agent"] == "S2")
     assert again.show(second["id"])["timeline"][0]["text"].endswith(", approved")  # no second card
     assert again.wait_state(second["id"], "done", timeout=30)["result"] == "second"
+
+
+def test_the_next_prompt_continues_the_same_conversation(lead: DaemonProcess, fake_model: FakeModelServer) -> None:
+    script = (mcp("start_session", prompt="SAY the first answer", title="Two turns") + mcp("wait", session="S1")
+              + mcp("send_prompt", session="S1", prompt="TOOL echo second turn\nSAY the second answer")
+              + mcp("wait", session="S1") + mcp("read_session", session="S1"))
+    row = lead.request(script, agent="lead")
+    lead.post(f"/api/requests/{pending_child(lead)['id']}/approve", {})  # the send_prompt needs no second card
+    parent = lead.wait_state(row["id"], "done", timeout=120)
+    first, second = sorted(children(lead), key=lambda r: r["id"])
+    assert (first["result"], second["result"]) == ("the first answer", "the second answer")
+    assert first["session_ref"] and second["session_ref"] == first["session_ref"]  # the same runtime session
+    last_of_child = [r["body"] for r in fake_model.requests() if "the second answer" in json.dumps(r["body"])][-1]
+    assert "SAY the first answer" in json.dumps(last_of_child)  # the model saw the first turn as history
+    told = results(fake_model)
+    assert '"prompts": [' in told and "the second answer" in told
+    assert [t["text"].split(":")[0] for t in parent["timeline"] if t["kind"] == "activity"] == [
+        "start_session → S1", "wait S1", "send_prompt S1", "wait S1", "read_session S1"]

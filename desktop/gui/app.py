@@ -146,6 +146,8 @@ class TrayApp:
         self.console.show()
         self.console.raise_()
         self.console.activateWindow()
+        if chosen is not None:
+            self.console.chosen = chosen  # so the refresh does not open the newest thing meanwhile
         await self.console.refresh()
         if chosen is not None:
             kind, item_id = chosen

@@ -48,10 +48,22 @@ class ApprovalCard(QWidget):
         heading = QLabel(f"<b>{escape(request['requester'])}</b> asks <b>{escape(request['agent'])}</b>")
         heading.setTextFormat(Qt.TextFormat.RichText)
         form = QFormLayout()
+        session = request.get("session")
+        if session:  # a session an agent wants to start (or a prompt to one): it runs as its own agent
+            agent = {"runtime": session["runtime"], "folder": session["folder"]}
+            heading.setText(f"<b>{escape(request['requester'])}</b>'s agent wants a session: "
+                            f"<b>{escape(session['title'])}</b>")
         folder = agent["folder"] if agent else "(agent not found)"
         runtime = f" · {agent['runtime']}" if agent else ""
         form.addRow("Request", QLabel(self.request_id))
         form.addRow("Agent", _plain(f"{request['agent']}{runtime} · {folder}"))
+        if session:
+            form.addRow("Started by", _plain(f"{short_form(request['parent_id'], today)} · {session['parent_title']}"
+                                             f" · {request.get('via_model') or ''}"))
+            if session.get("group"):
+                form.addRow("Group", _plain(f"Group: {session['group']}"))
+            self.accounts = _plain(session["accounts"])
+            form.addRow("Accounts", self.accounts)
         if request.get("references"):
             form.addRow("Mentions", _plain(", ".join(short_form(r, today) for r in request["references"])))
         if request.get("retry_of"):

@@ -193,7 +193,8 @@ class ConsoleWindow(QWidget):
         self.timeline.clear()
         for entry in request.get("timeline") or []:
             at = datetime.fromisoformat(entry["at"]).astimezone().strftime("%H:%M:%S")
-            self.timeline.addItem(f"{at}  {entry['text']}")
+            mark = "⇢ session call: " if entry["kind"] == "activity" else ""
+            self.timeline.addItem(f"{at}  {mark}{entry['text']}")
         self.timeline.setVisible(True)
         self.progress.setVisible(request.get("progress") is not None)
         self.progress.setValue(round(request.get("progress") or 0))

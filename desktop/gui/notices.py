@@ -36,9 +36,15 @@ def waits_for_approval(event: dict[str, Any]) -> bool:
 
 def approval_notice(request: dict[str, Any]) -> Notice:
     short = short_form(request["id"], datetime.now(UTC).date())
+    prompt = first_line(redact(request["prompt"]), 120)
+    session = request.get("session")
+    if session:
+        group = f" · Group: {session['group']}" if session.get("group") else ""
+        return Notice("approval", f"{short}: an agent wants a session",
+                      f"{session['id']} · {session['runtime']} in {session['folder']}{group}: {prompt}\n"
+                      f"{session['accounts']}", request["id"])
     return Notice("approval", f"{short} waits for your approval",
-                  f"{request['requester']} asks {request['agent']}: {first_line(redact(request['prompt']), 120)}",
-                  request["id"])
+                  f"{request['requester']} asks {request['agent']}: {prompt}", request["id"])
 
 
 def notice_for(event: dict[str, Any]) -> Notice | None:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 
 TIMES = (("approval_ttl", "Approvals expire after"), ("quiet_after", "A task is quiet after"),
-         ("task_timeout", "Background tasks stop after"))
+         ("task_timeout", "Background tasks stop after"), ("session_wait_max", "An agent waits on a session at most"))
 NOTICES = (("approval", "A request waits for my approval"), ("failed", "A request failed"),
            ("expired", "A request expired unanswered"), ("task_failed", "A background task failed"),
            ("question", "An agent asks a question"))
@@ -67,6 +67,7 @@ class SettingsWindow(QWidget):
         for key, field in self.times.items():
             field.setText(settings[key])
         self.keep_awake.setChecked(settings["keep_awake"] == "yes")
+        self.agent_sessions.setChecked(settings["agent_sessions"] == "yes")
         for kind, box in self.notices.items():
             box.blockSignals(True)
             box.setChecked(settings[f"notify_{kind}"] == "yes")
@@ -93,6 +94,8 @@ class SettingsWindow(QWidget):
             form.addRow(label, self.times[key])
         self.keep_awake = QCheckBox("Keep the computer awake while agents are working")
         form.addRow(self.keep_awake)
+        self.agent_sessions = QCheckBox("Agents may start and use sessions (you approve each conversation's first)")
+        form.addRow(self.agent_sessions)
         self.save_general = QPushButton("Save")
         self.save_general.clicked.connect(lambda: self.work.start(self.save()))
         self.general_status = QLabel()
@@ -113,6 +116,7 @@ class SettingsWindow(QWidget):
         current = (await self._api.get("/api/settings")).json()
         wanted = {key: field.text().strip() for key, field in self.times.items()}
         wanted["keep_awake"] = "yes" if self.keep_awake.isChecked() else "no"
+        wanted["agent_sessions"] = "yes" if self.agent_sessions.isChecked() else "no"
         problems = [problem for key, value in wanted.items() if value != current[key]
                     if (problem := await self._set(key, value))]
         self.general_status.setStyleSheet(ERROR if problems else "")

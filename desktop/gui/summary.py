@@ -98,11 +98,21 @@ def task_row(task: dict[str, Any]) -> str:
 
 
 def request_row(request: dict[str, Any], today: date | None = None) -> str:
+    """'R-07 · api · sarah · running 40%: fix the …'; a prompt an agent sent to a session it started:
+    'R-08 · S1 · via agent · Release checks · running [claude-opus-4]: update the …' (the badge: the agent's model)."""
     today = today or datetime.now(UTC).date()
-    parts = [short_form(request["id"], today), request["agent"], request["requester"], request["state"]]
+    session = request.get("session")
+    who = ["via agent", session["parent_title"]] if session else [request["requester"]]
+    parts = [short_form(request["id"], today), request["agent"], *who, request["state"]]
     if request["state"] == "running" and request.get("progress") is not None:
         parts[-1] += f" {request['progress']:.0f}%"
-    return " · ".join(parts) + f": {first_line(request.get('prompt', ''), 40)}"
+    badge = f" [{request['via_model']}]" if request.get("via_model") else ""
+    return " · ".join(parts) + f"{badge}: {first_line(request.get('prompt', ''), 40)}"
+
+
+def sessions_line(group: str | None, prompts: list[dict[str, Any]]) -> str:
+    """The header over the sessions one request started: 'Group: Release 2.4 — 2 running · 1 waiting'."""
+    return f"{f'Group: {group}' if group else 'Sessions'} — {requests_line(prompts)}"
 
 
 def latest(requests: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> tuple[str, str] | None:
