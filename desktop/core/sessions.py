@@ -97,9 +97,9 @@ class Sessions:
         except Invalid as error:
             self._activity(request_id, actor, f"{tool}{about}: refused (invalid_input): {error}")
             raise SessionError("invalid_input", str(error)) from None
-        done = answer.get("state")
-        self._activity(request_id, actor, f"{tool}{about}" + (f" → {answer['session']}" if "session" in answer and
-                                                              not about else "") + (f": {done}" if done else ""))
+        target = about or (f" → {answer['session']}" if "session" in answer else "")
+        outcome = f": {answer['state']}" if "state" in answer else ""
+        self._activity(request_id, actor, f"{tool}{target}{outcome}")
         return answer
 
     # --- reading -------------------------------------------------------------------------------------------
