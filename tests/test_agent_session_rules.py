@@ -344,3 +344,21 @@ async def test_the_same_call_made_twice_starts_one_session(live: Live) -> None:
     assert again["session"] == first["session"] == "S1" and again["request"] == first["request"]
     other = await approved_start(client, token, {"prompt": "true"}, call_id=8)
     assert other["session"] == "S2"
+
+
+async def test_at_most_four_sessions_run_at_once_whoever_sends_the_prompts(live: Live) -> None:
+    daemon, clock, client = live
+    _, token = await running(daemon, client)
+    for n in range(5):
+        done = await approved_start(client, token, {"prompt": "true", "title": f"worker {n + 1}"})
+        await state(client, done["request"], "done")
+        clock.advance(13)  # within the 10 changes a minute
+    sent = [(await client.post("/api/requests", json={"agent": f"S{n}", "prompt": "sleep 600"})).json()
+            for n in range(1, 6)]  # the owner's own prompts to five idle sessions
+    for row in sent[:4]:
+        await state(client, row["id"], "running")
+    await asyncio.sleep(0.5)
+    assert (await client.get(f"/api/requests/{sent[4]['id']}")).json()["state"] == "approved"  # waits its turn
+    assert await code(client, token, "start_session", {"prompt": "true"}) == "busy"
+    await client.post(f"/api/requests/{sent[0]['id']}/cancel", json={})
+    await state(client, sent[4]["id"], "running")

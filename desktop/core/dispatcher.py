@@ -1,5 +1,6 @@
 """One sequential queue per agent: at most one running request each, started in approval order; agents run in
-parallel. The queue is the database (approved requests ordered by `queue_seq`), so it survives restarts."""
+parallel, except that at most 4 sessions agents started run at once. The queue is the database (approved requests
+ordered by `queue_seq`), so it survives restarts."""
 
 import asyncio
 import logging
@@ -9,10 +10,12 @@ from typing import Any
 from desktop.core.ledger import Ledger
 from desktop.core.settings import current
 from desktop.store import requests as sql
+from desktop.store import sessions as sessions_sql
 from desktop.store.db import Store
 from desktop.store.rows import RequestRow
 
 log = logging.getLogger(__name__)
+MAX_SESSIONS_RUNNING = 4  # sessions agents started, running at once (desktop.core.sessions refuses a fifth start)
 Launcher = Callable[[RequestRow], Coroutine[Any, Any, None]]
 
 
@@ -33,9 +36,14 @@ class Dispatcher:
         self._scheduled = False
         if self.paused or current(self._store.conn, "agents_paused"):  # asleep, or the owner paused all agents
             return
+        sessions_running = len(sessions_sql.running(self._store.conn))
         for agent, busy in sql.agents_with_work(self._store.conn):
             if busy:
                 continue
+            if sessions_sql.get(self._store.conn, agent) is not None:
+                if sessions_running >= MAX_SESSIONS_RUNNING:  # its prompt waits for one of them to end
+                    continue
+                sessions_running += 1
             waiting = sql.next_in_queue(self._store.conn, agent)
             if waiting is None:
                 continue

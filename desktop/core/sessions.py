@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from desktop.core import audit
 from desktop.core.actors import SYSTEM, Actor
 from desktop.core.agents import Agents
+from desktop.core.dispatcher import MAX_SESSIONS_RUNNING as MAX_AT_WORK
 from desktop.core.errors import CoxError, Invalid
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
@@ -27,7 +28,6 @@ from desktop.store import sessions as sql
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow, RequestRow, SessionRow
 
-MAX_AT_WORK = 4
 CALLS_PER_MINUTE = 60
 CHANGES_PER_MINUTE = 10
 LOOP_GUARD = 30  # agent prompts in a row with no person involved; the next one asks the owner

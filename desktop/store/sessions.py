@@ -62,16 +62,11 @@ def at_work(conn: sqlite3.Connection) -> list[str]:
     return [r[0] for r in rows]
 
 
-def children_of(conn: sqlite3.Connection, request_ids: list[str]) -> dict[str, list[RequestRow]]:
-    """The requests each of `request_ids` sent to sessions."""
-    if not request_ids:
-        return {}
-    marks = ", ".join("?" * len(request_ids))
-    found: dict[str, list[RequestRow]] = {}
-    for row in conn.execute(f"SELECT * FROM requests WHERE parent_id IN ({marks}) ORDER BY created_at, id",
-                            request_ids):
-        found.setdefault(row["parent_id"], []).append(RequestRow.of(row))
-    return found
+def running(conn: sqlite3.Connection) -> list[str]:
+    """Sessions with a prompt running now."""
+    rows = conn.execute("SELECT DISTINCT s.id FROM sessions s JOIN requests r ON r.agent = s.id "
+                        "WHERE r.state = 'running' ORDER BY s.id")
+    return [r[0] for r in rows]
 
 
 def add_group(conn: sqlite3.Connection, name: str, at: float) -> None:
