@@ -214,3 +214,46 @@ def test_a_teammate_answers_the_agents_question_from_the_room(claude_daemon: Dae
     expect(page.locator("#r-question")).to_be_hidden()
     assert "wait for the release" in daemon.show(request_id)["result"]
     expect(page.locator("#r-timeline")).to_contain_text(["answered by sarah"])
+
+
+def test_the_owner_approves_a_session_an_agent_wants_from_the_phone(claude_daemon: DaemonProcess, browser: Browser,
+                                                                      phones: list[Phone]) -> None:
+    """The card of a session an agent wants names it, its runtime and folder, its group and the accounts line."""
+    import json
+    import threading
+
+    import httpx
+
+    daemon = claude_daemon
+    daemon.post("/api/settings", {"key": "agent_sessions", "value": "yes"})
+    daemon.post("/api/session-groups", {"name": "Release 2.4"})
+    parent = daemon.request("sleep 60 # release checks", agent="shell")
+    daemon.wait_state(parent["id"], "running")
+    token = (daemon.home / "tasks" / f"{parent['id']}.1" / "session.token").read_text()
+    answers: list[dict[str, object]] = []
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "start_session", "arguments": {
+        "prompt": "echo <b>from S1</b>", "title": "Check deps", "group": "Release 2.4"}}}
+
+    def start() -> None:  # as the agent's CLI would: the call waits for the owner
+        answer = httpx.post(daemon.url + "/mcp", json=call, timeout=60, headers={
+            "Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"})
+        answers.append(json.loads(answer.json()["result"]["content"][0]["text"]))
+
+    caller = threading.Thread(target=start)
+    caller.start()
+    owner = phone(phones, browser, daemon)
+    owner.page.goto(daemon.post("/api/room/link", {"person": "owner"}).json()["url"])
+    card = owner.page.locator("#approvals .card")
+    expect(card.locator("strong")).to_contain_text("an agent wants a session: Check deps", timeout=30_000)
+    expect(card.locator(".session")).to_have_text(
+        f"Session S1 · shell in {daemon.home / 'workspace'} · Group: Release 2.4 · via agent · sleep 60 # release "
+        "checks")
+    expect(card.locator(".accounts")).to_contain_text("Sessions it starts use this machine's accounts")
+    expect(card.locator(".prompt")).to_have_text("echo <b>from S1</b>")
+    assert owner.page.evaluate("document.documentElement.scrollWidth") <= 375, "a long folder wraps"
+    owner.shot("session-card")
+    card.get_by_role("button", name="Approve").click()
+    caller.join(30)
+    assert answers and answers[0]["session"] == "S1"
+    expect(owner.page.locator("#requests li").first).to_contain_text("via agent · sleep 60 # release checks → S1")
+    daemon.post(f"/api/requests/{parent['id']}/cancel", {})

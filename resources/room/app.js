@@ -167,15 +167,29 @@ function drawRequests() {
     return el("li", {}, el("a", {href: `#/r/${r.id}`},
       el("div", {class: "line1"}, el("span", {class: "id", text: short(r.id)}),
          el("span", {class: `state ${r.state}`, text: r.question ? "question" : r.state}),
-         el("span", {class: "what", text: `${r.requester} → ${r.agent}${progress}`})),
+         el("span", {class: "what", text: `${sender(r)} → ${r.agent}${progress}`})),
       el("div", {class: "what", text: firstLine(r.prompt)})));
   }));
+}
+
+function sender(r) {
+  return r.session ? `via agent · ${r.session.parent_title}` : r.requester;
+}
+
+function sessionLines(r) {
+  if (!r.session) return [];
+  const group = r.session.group ? ` · Group: ${r.session.group}` : "";
+  return [el("p", {class: "hint session", text: `Session ${r.session.id} · ${r.session.runtime} in ` +
+                   `${r.session.folder}${group} · ${sender(r)}`}),
+          el("p", {class: "hint accounts", text: r.session.accounts})];
 }
 
 function drawApprovals() {
   const waiting = me.owner ? requests.filter((r) => r.state === "pending") : [];
   $("approvals").replaceChildren(...waiting.map((r) => el("div", {class: "card", "aria-label": `Approve ${r.id}?`},
-    el("strong", {text: `${short(r.id)} · ${r.requester} asks ${r.agent}`}),
+    el("strong", {text: r.session ? `${short(r.id)} · an agent wants a session: ${r.session.title}`
+                                  : `${short(r.id)} · ${r.requester} asks ${r.agent}`}),
+    ...sessionLines(r),
     el("p", {class: "prompt", text: r.prompt}),
     r.retry_of ? el("p", {class: "hint", text: `Retry of ${r.retry_of}`}) : "",
     el("p", {class: "left", "data-expires": r.expires_at, text: r.expires_at ? left(r.expires_at) : ""}),
