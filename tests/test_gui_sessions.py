@@ -56,6 +56,7 @@ def test_the_owner_approves_a_session_and_sees_it_under_its_parent(
         assert "Group: Release 2.4" in card_texts(card)
         SHOTS.mkdir(parents=True, exist_ok=True)
         card.grab().save(str(SHOTS / "session-approval-card.png"))
+        await until(lambda: any(" · S1 · via agent · waiting for approval" in text for text in tray_texts(app)))
         server.click(shown, "Approve")
         started = await first
         assert started["session"] == "S1"
@@ -92,3 +93,14 @@ def card_texts(card: Any) -> str:
     from PySide6.QtWidgets import QLabel
 
     return "\n".join(label.text() for label in card.findChildren(QLabel))
+
+
+def tray_texts(app: Any) -> list[str]:
+    """The texts of the tray menu's entries and of their submenus."""
+    texts, menus = [], [app.tray.menu]
+    while menus:
+        for action in menus.pop().actions():
+            texts.append(action.text())
+            if action.menu() is not None:
+                menus.append(action.menu())
+    return texts

@@ -55,7 +55,8 @@ def first_line(text: str, width: int = 50) -> str:
 
 
 def _line(request: dict[str, Any], today: date) -> str:
-    parts = [short_form(request["id"], today), request["agent"], request["requester"]]
+    parts = [short_form(request["id"], today), request["agent"],
+             "via agent" if request.get("session") else request["requester"]]
     if request["state"] == "pending":
         parts.append("waiting for approval")
     elif request.get("progress") is not None:
