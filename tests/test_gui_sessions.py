@@ -83,6 +83,42 @@ def test_the_owner_approves_a_session_and_sees_it_under_its_parent(
     run(qloop, scenario())
 
 
+@pytest.mark.parametrize("runtime", ["claude", "codex"])
+def test_a_real_agents_session_is_approved_from_the_notification(
+        desktop: Any, qloop: Any, agent_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        fake_model: Any, runtime: str) -> None:
+    """End to end in the tray app: the real CLI's model calls start_session, the owner clicks Approve on the
+    notification, the child runs its tool call, and the parent's wait brings its answer back to the model."""
+    app, server = desktop
+    for name, value in agent_env.items():
+        monkeypatch.setenv(name, value)
+    (tmp_path / "project").mkdir()
+
+    async def scenario() -> None:
+        api = app.api
+        await api.post("/api/settings", json={"key": "agent_sessions", "value": "yes"})
+        options = {"model": "fake-model"} if runtime == "codex" else {}
+        added = await api.post("/api/agents", json={"name": "lead", "runtime": runtime,
+                                                    "folder": str(tmp_path / "project"), **options})
+        assert added.status_code == 201, added.text
+        child = "TOOL echo child output > child.txt\nSAY the child is done"
+        script = (f"MCP start_session {json.dumps({'prompt': child, 'title': 'Child'})}\n"
+                  'MCP wait {"session": "S1"}\n')
+        parent = (await api.post("/api/requests", json={"agent": "lead", "prompt": script})).json()
+        await until(lambda: server.shown, timeout=60)
+        shown = server.shown[-1]
+        assert f"S1 · {runtime} in {tmp_path / 'project'}" in shown.body
+        server.click(shown, "Approve")
+        done = await wait_state(app, parent["id"], "done", timeout=120)
+        assert (tmp_path / "project" / "child.txt").read_text() == "child output\n"
+        sent = json.dumps(fake_model.requests()[-1]["body"])
+        assert "the child is done" in sent and '\\"state\\": \\"done\\"' in sent
+        assert [t["text"].split(":")[0] for t in done["timeline"] if t["kind"] == "activity"] == [
+            "start_session → S1", "wait S1"]
+
+    run(qloop, scenario(), timeout=180)
+
+
 def card_heading(card: Any) -> str:
     from PySide6.QtWidgets import QLabel
 
