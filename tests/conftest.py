@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from tests.agent_env import offline_env
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, with_cli_agent
 from tests.fake_model.server import FakeModelServer
 
 pytest_plugins = ["tests.gui_fixture"]  # the tray app on the qasync loop
@@ -103,8 +103,4 @@ def secret_service() -> Iterator[dict[str, str]]:
 @pytest.fixture
 def claude_daemon(make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str]) -> DaemonProcess:
     """A daemon with a Claude Code agent `claude` working in tmp_path/project."""
-    daemon = make_daemon(tmp_path / "home").start(env=agent_env)
-    (tmp_path / "project").mkdir()
-    answer = daemon.post("/api/agents", {"name": "claude", "runtime": "claude", "folder": str(tmp_path / "project")})
-    assert answer.status_code == 201, answer.text
-    return daemon
+    return with_cli_agent(make_daemon, tmp_path, agent_env, "claude", "claude")

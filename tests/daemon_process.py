@@ -133,3 +133,20 @@ def kill_runners(home: Path) -> None:
                 os.killpg(info["pgid"], signal.SIGKILL)
             if not (runner_json.parent / "exit.json").exists():
                 os.kill(info["runner_pid"], signal.SIGKILL)
+
+
+# Codex hides MCP tools behind its tool search for models it knows; the fake model does not search
+CLI_OPTIONS: dict[str, dict[str, str]] = {"claude": {}, "codex": {"model": "fake-model"},
+                                          "gemini": {"model": "gemini-2.5-pro"}, "copilot": {}}
+
+
+def with_cli_agent(make_daemon: "type[DaemonProcess]", tmp_path: Path, agent_env: dict[str, str], name: str,
+                   runtime: str) -> DaemonProcess:
+    """A daemon driving the real agent CLIs against the fake model, with an agent `name` of `runtime` working in
+    tmp_path/project."""
+    daemon = make_daemon(tmp_path / "home").start(env=agent_env)
+    (tmp_path / "project").mkdir()
+    answer = daemon.post("/api/agents", {"name": name, "runtime": runtime, "folder": str(tmp_path / "project"),
+                                         **CLI_OPTIONS[runtime]})
+    assert answer.status_code == 201, answer.text
+    return daemon

@@ -7,7 +7,6 @@ tests/test_agent_sessions.py drives end to end)."""
 import asyncio
 import itertools
 import json
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 from desktop.daemon import Daemon
 from desktop.platform.paths import Home
 from tests.ledger_fixture import MovableClock
+from tests.live_daemon import live_daemon
 
 Live = tuple[Daemon, MovableClock, httpx.AsyncClient]
 CALL_IDS = itertools.count(100)
@@ -28,20 +28,15 @@ async def live(tmp_path: Path, agent_env: dict[str, str], monkeypatch: pytest.Mo
     for name, value in agent_env.items():  # Claude Code can run here: the setting may be switched on
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("GEMINI_API_KEY")  # and Gemini CLI cannot
-    clock = MovableClock(start=time.time())
-    daemon = Daemon(Home(tmp_path / "home"), port=0, clock=clock)
-    await daemon.start()
-    owner = (tmp_path / "home" / "owner.token").read_text().strip()
-    client = httpx.AsyncClient(base_url=daemon.url, headers={"Authorization": f"Bearer {owner}"}, timeout=30)
-    try:
-        assert (await client.post("/api/settings", json={"key": "agent_sessions", "value": "yes"})).status_code == 200
-        yield daemon, clock, client
-    finally:
-        for row in (await client.get("/api/requests")).json():
-            if row["state"] in ("pending", "approved", "running"):
-                await client.post(f"/api/requests/{row['id']}/cancel", json={})
-        await client.aclose()
-        await daemon.stop()
+    async with live_daemon(tmp_path / "home") as (daemon, clock, client):
+        try:
+            switched = await client.post("/api/settings", json={"key": "agent_sessions", "value": "yes"})
+            assert switched.status_code == 200, switched.text
+            yield daemon, clock, client
+        finally:
+            for row in (await client.get("/api/requests")).json():
+                if row["state"] in ("pending", "approved", "running"):
+                    await client.post(f"/api/requests/{row['id']}/cancel", json={})
 
 
 async def call(client: httpx.AsyncClient, token: str, tool: str, arguments: dict[str, Any],

@@ -8,22 +8,16 @@ from typing import Any
 
 import pytest
 
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, with_cli_agent
 from tests.fake_model.server import FakeModelServer
 from tests.test_runtime_claude import wait_for
 
-OPTIONS = {"claude": {}, "codex": {"model": "fake-model"}}  # see tests/test_questions.py
 
-
-@pytest.fixture(params=sorted(OPTIONS))
+@pytest.fixture(params=["claude", "codex"])
 def lead(request: pytest.FixtureRequest, make_daemon: type[DaemonProcess], tmp_path: Path,
          agent_env: dict[str, str]) -> DaemonProcess:
     """A daemon with agent sessions on and an agent `lead` (Claude Code or Codex) in tmp_path/project."""
-    daemon = make_daemon(tmp_path / "home").start(env=agent_env)
-    (tmp_path / "project").mkdir()
-    answer = daemon.post("/api/agents", {"name": "lead", "runtime": request.param,
-                                         "folder": str(tmp_path / "project"), **OPTIONS[request.param]})
-    assert answer.status_code == 201, answer.text
+    daemon = with_cli_agent(make_daemon, tmp_path, agent_env, "lead", request.param)
     switch(daemon, "yes")
     return daemon
 

@@ -14,7 +14,7 @@ import httpx
 import psutil
 import pytest
 
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, with_cli_agent
 from tests.fake_model.server import FakeModelServer
 from tests.test_runtime_claude import wait_for
 
@@ -141,13 +141,7 @@ def test_output_pages_back_and_stops_at_five_megabytes(daemon: DaemonProcess) ->
 @pytest.fixture(params=["claude", "codex"])
 def agent_daemon(request: pytest.FixtureRequest, make_daemon: type[DaemonProcess], tmp_path: Path,
                  agent_env: dict[str, str]) -> DaemonProcess:
-    daemon = make_daemon(tmp_path / "home").start(env=agent_env)
-    (tmp_path / "project").mkdir()
-    options = {"model": "fake-model"} if request.param == "codex" else {}  # see tests/test_questions.py
-    answer = daemon.post("/api/agents", {"name": "agent", "runtime": request.param,
-                                         "folder": str(tmp_path / "project"), **options})
-    assert answer.status_code == 201, answer.text
-    return daemon
+    return with_cli_agent(make_daemon, tmp_path, agent_env, "agent", request.param)
 
 
 def test_an_agent_starts_reads_and_stops_a_task_through_mcp(agent_daemon: DaemonProcess,

@@ -3,7 +3,6 @@ asleep does not count), and how long ended tasks stay listed."""
 
 import asyncio
 import json
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -12,26 +11,20 @@ import httpx
 import pytest
 
 from desktop.daemon import Daemon
-from desktop.platform.paths import Home
 from tests.ledger_fixture import MovableClock
+from tests.live_daemon import live_daemon
 
 Live = tuple[Daemon, MovableClock, httpx.AsyncClient]
 
 
 @pytest.fixture
 async def live(tmp_path: Path) -> AsyncIterator[Live]:
-    clock = MovableClock(start=time.time())
-    daemon = Daemon(Home(tmp_path / "home"), port=0, clock=clock)
-    await daemon.start()
-    owner = (tmp_path / "home" / "owner.token").read_text().strip()
-    client = httpx.AsyncClient(base_url=daemon.url, headers={"Authorization": f"Bearer {owner}"}, timeout=30)
-    try:
-        yield daemon, clock, client
-    finally:
-        for row in (await client.get("/api/tasks")).json():
-            await client.post(f"/api/tasks/{row['id']}/stop", json={})
-        await client.aclose()
-        await daemon.stop()
+    async with live_daemon(tmp_path / "home") as (daemon, clock, client):
+        try:
+            yield daemon, clock, client
+        finally:
+            for row in (await client.get("/api/tasks")).json():
+                await client.post(f"/api/tasks/{row['id']}/stop", json={})
 
 
 async def until(client: httpx.AsyncClient, task_id: str, field: str, value: object) -> dict[str, Any]:

@@ -9,24 +9,15 @@ from typing import Any
 
 import pytest
 
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import CLI_OPTIONS, DaemonProcess, with_cli_agent
 from tests.fake_model.server import FakeModelServer
 from tests.test_runtime_claude import wait_for
 
-# Codex hides MCP tools behind its tool search for models it knows; the fake model does not search
-OPTIONS: dict[str, dict[str, str]] = {"claude": {}, "codex": {"model": "fake-model"},
-                                      "gemini": {"model": "gemini-2.5-pro"}, "copilot": {}}
 
-
-@pytest.fixture(params=sorted(OPTIONS))
+@pytest.fixture(params=sorted(CLI_OPTIONS))
 def asking_daemon(request: pytest.FixtureRequest, make_daemon: type[DaemonProcess], tmp_path: Path,
                   agent_env: dict[str, str]) -> DaemonProcess:
-    daemon = make_daemon(tmp_path / "home").start(env=agent_env)
-    (tmp_path / "project").mkdir()
-    answer = daemon.post("/api/agents", {"name": "agent", "runtime": request.param,
-                                         "folder": str(tmp_path / "project"), **OPTIONS[request.param]})
-    assert answer.status_code == 201, answer.text
-    return daemon
+    return with_cli_agent(make_daemon, tmp_path, agent_env, "agent", request.param)
 
 
 def open_question(daemon: DaemonProcess, request_id: str) -> dict[str, Any]:
