@@ -10,6 +10,7 @@ import httpx
 
 from desktop.daemon import Daemon
 from desktop.platform.paths import Home
+from tests.daemon_process import kill_runners
 from tests.ledger_fixture import MovableClock
 
 
@@ -25,3 +26,4 @@ async def live_daemon(home: Path) -> AsyncIterator[tuple[Daemon, MovableClock, h
     finally:
         await client.aclose()
         await daemon.stop()
+        kill_runners(home)  # commands outlive their daemon by design; a test's must not outlive the test
