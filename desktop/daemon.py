@@ -195,8 +195,8 @@ class Daemon:
     def _check_setting(self, key: str, value: str) -> None:
         """Agent sessions need an agent CLI that can run here (the shell agent cannot call tools)."""
         if key == "agent_sessions" and value.strip().lower() == "yes":
-            usable = [name for name in self.runtimes if name != "shell" and not self._runtime_missing(name, {})]
-            if not usable:
+            clis = [AgentRow("", name, "", {}, 0.0) for name in self.runtimes if name != "shell"]
+            if "ready" not in self.runs.agent_statuses(clis):  # one read of the keyring for all of them
                 raise Conflict("agent sessions need an agent CLI that can run here (Claude Code, Codex, Gemini CLI "
                                "or Copilot CLI, installed and signed in); none is yet")
 

@@ -30,7 +30,7 @@ def add_sessions(api: FastAPI, sessions: Sessions, actor: Callable[[Request], Ac
     @api.post("/api/sessions/{session_id}")
     async def change(session_id: str, body: SessionChange, request: Request) -> dict[str, Any]:
         row = sessions.set_may_create(session_id, body.may_create_sessions, owner(request))
-        return next(view for view in sessions.owner_listing(None) if view["session"] == row.id)
+        return sessions.shown(row.id)
 
     @api.get("/api/session-groups")
     async def groups() -> list[str]:

@@ -36,11 +36,13 @@ class Dispatcher:
         self._scheduled = False
         if self.paused or current(self._store.conn, "agents_paused"):  # asleep, or the owner paused all agents
             return
-        sessions_running = len(sessions_sql.running(self._store.conn))
+        sessions_running: int | None = None  # counted when a session has work, not on every pass
         for agent, busy in sql.agents_with_work(self._store.conn):
             if busy:
                 continue
             if sessions_sql.get(self._store.conn, agent) is not None:
+                if sessions_running is None:
+                    sessions_running = len(sessions_sql.with_prompts(self._store.conn, ("running",)))
                 if sessions_running >= MAX_SESSIONS_RUNNING:  # its prompt waits for one of them to end
                     continue
                 sessions_running += 1

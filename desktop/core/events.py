@@ -2,10 +2,11 @@
 
 import asyncio
 import contextlib
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 Event = dict[str, Any]
+T = TypeVar("T")
 
 
 class EventBus:
@@ -29,3 +30,17 @@ class EventBus:
             yield queue
         finally:
             self._queues.discard(queue)
+
+    async def until(self, found: Callable[[], T | None], left: Callable[[], float | None] = lambda: None) -> T | None:
+        """`found()` now and after every event until it gives something; None once `left()` seconds run out.
+        Subscribed before the first look, so nothing slips between a look and the wait."""
+        with self.subscribe() as queue:
+            while (value := found()) is None:
+                seconds = left()
+                if seconds is not None and seconds <= 0:
+                    return None
+                try:
+                    await asyncio.wait_for(queue.get(), seconds)
+                except TimeoutError:
+                    return found()
+            return value

@@ -6,11 +6,10 @@ Every rule the owner set is applied here, in this order: the setting, who calls 
 rate limits, the depth rule and "may create sessions", the arguments, the cap, then the approval (a conversation's
 first prompt, every prompt in "ask" mode, and the prompt after 30 with no person involved wait for the owner)."""
 
-import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any
 
 from desktop.core import audit
 from desktop.core.actors import SYSTEM, Actor
@@ -32,7 +31,6 @@ CALLS_PER_MINUTE = 60
 CHANGES_PER_MINUTE = 10
 LOOP_GUARD = 30  # agent prompts in a row with no person involved; the next one asks the owner
 SETTLED = ("done", "failed", "cancelled", "expired", "asking", "idle", "archived")
-T = TypeVar("T")
 
 
 class SessionError(CoxError):
@@ -126,7 +124,8 @@ class Sessions:
             state = latest_state(self._store.conn, session)[0]
             return state if state in SETTLED else None
 
-        found = await self._watch(settled, began + min(wanted, longest))
+        deadline = began + min(wanted, longest)
+        found = await self._events.until(settled, lambda: deadline - self._mono())
         answer = view(self._store.conn, sql.get(self._store.conn, session.id) or session, detail=False)
         answer.update(waited_seconds=round(self._mono() - began, 1), timed_out=found is None)
         if wanted > longest:
@@ -163,12 +162,14 @@ class Sessions:
             directory.add_agent(conn, session_id, runtime, folder, options, now)
             sql.add(conn, session_id, title, group, caller.request.id, caller.conversation, now)
 
-        row = await self._prompt(caller, session_id, prompt, prepare)
+        try:
+            row = await self._prompt(caller, session_id, prompt, prepare)
+        except SessionError as error:
+            if error.code == "approval_denied":  # a session never started is put away
+                with self._store.transaction() as conn:
+                    sql.archive(conn, session_id, self._wall())
+            raise
         session = self._session(session_id)
-        if row.state in (State.CANCELLED, State.EXPIRED):
-            with self._store.transaction() as conn:
-                sql.archive(conn, session_id, self._wall())
-            raise SessionError("approval_denied", f"the owner did not approve starting {session_id}: {row.result}")
         agent = directory.agent(self._store.conn, session_id)
         return {"session": session_id, "request": row.id, "title": session.title,
                 "runtime": agent.runtime if agent else None, "folder": agent.folder if agent else None,
@@ -187,9 +188,6 @@ class Sessions:
                 directory.change_agent(conn, agent.name, agent.runtime, agent.folder, options)
 
         row = await self._prompt(caller, session.id, prompt, prepare)
-        if row.state in (State.CANCELLED, State.EXPIRED):
-            raise SessionError("approval_denied", f"the owner did not approve the prompt to {session.id}: "
-                                                  f"{row.result}")
         return {"session": session.id, "request": row.id, "state": latest_state(self._store.conn, session)[0]}
 
     async def answer(self, caller: Caller, session_id: str, text: str) -> dict[str, Any]:
@@ -253,6 +251,11 @@ class Sessions:
         """Every session (of `requester`'s requests, if given), archived ones too."""
         rows = sql.listing(self._store.conn, requester, archived=True)
         return [{**view(self._store.conn, row), "archived": row.archived_at is not None} for row in rows]
+
+    def shown(self, session_id: str) -> dict[str, Any]:
+        """One session as the owner's list shows it."""
+        session = self._session(session_id.strip().upper())
+        return {**view(self._store.conn, session), "archived": session.archived_at is not None}
 
     def groups(self) -> list[str]:
         return sql.groups(self._store.conn)
@@ -332,7 +335,7 @@ class Sessions:
         return runtime, str(path), options
 
     def _room_for(self, session_id: str | None) -> None:
-        working = sql.at_work(self._store.conn)
+        working = sql.with_prompts(self._store.conn, ("approved", "running"))
         if session_id not in working and len(working) >= MAX_AT_WORK:
             raise SessionError("busy", f"{MAX_AT_WORK} sessions are at work already ({', '.join(working)}); wait for "
                                        "one to finish, then try again")
@@ -340,8 +343,8 @@ class Sessions:
     async def _prompt(self, caller: Caller, session_id: str, prompt: str,
                       prepare: Callable[[Any, float], None]) -> RequestRow:
         """The prompt as a request: approved at once when the owner already let this conversation use sessions,
-        else a card waiting for the owner, and this call waits for the answer. The same call made again (after a
-        daemon restart) finds the request it made the first time."""
+        else a card waiting for the owner, and this call waits for the answer (a no is `approval_denied`). The same
+        call made again (after a daemon restart) finds the request it made the first time."""
         row = self._sent_already(caller)
         if row is None:
             approved_at, prompts = sql.conversation(self._store.conn, caller.conversation)
@@ -362,8 +365,11 @@ class Sessions:
             found = requests_sql.get(self._store.conn, row.id)
             return None if found is None or found.state == State.PENDING else found
 
-        decision = await self._watch(decided, None)
+        decision = await self._events.until(decided)
         assert decision is not None
+        if decision.state in (State.CANCELLED, State.EXPIRED):
+            raise SessionError("approval_denied", f"the owner did not approve the prompt to {session_id}: "
+                                                  f"{decision.result}")
         return decision
 
     async def _owner_leave(self, caller: Caller, what: str) -> None:
@@ -378,7 +384,7 @@ class Sessions:
             question = self._ledger.question(asked.id)
             return None if question.answered_at is None else question.answer or ""
 
-        answer = await self._watch(answered, None)
+        answer = await self._events.until(answered)
         if not (answer or "").strip().lower().startswith(("allow", "yes")):
             raise SessionError("approval_denied", f"the owner did not allow it ({answer or 'withdrawn'})")
 
@@ -389,19 +395,6 @@ class Sessions:
         row = requests_sql.get(self._store.conn, caller.request.id)
         if row is None or row.state != State.RUNNING or row.cancel_requested:
             raise SessionError("no_active_turn", f"{caller.request.id}'s turn ended")
-
-    async def _watch(self, found: Callable[[], T | None], deadline: float | None) -> T | None:
-        """`found()` after every event until it gives something, or None at `deadline` (mono seconds)."""
-        with self._events.subscribe() as queue:
-            while (value := found()) is None:
-                left = None if deadline is None else deadline - self._mono()
-                if left is not None and left <= 0:
-                    return None
-                try:
-                    await asyncio.wait_for(queue.get(), left)
-                except TimeoutError:
-                    return found()
-            return value
 
     # --- reacting to the ledger ----------------------------------------------------------------------------
 

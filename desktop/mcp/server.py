@@ -54,14 +54,13 @@ def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus, sessions: Se
             asked = ledger.ask(agent.request_id or "", agent, redact(question), [redact(o) for o in options], key)
         except CoxError as error:
             return f"The question was not asked: {error}"
-        with events.subscribe() as queue:  # subscribed before looking, so no answer slips between
-            asked = ledger.question(asked.id)
-            while asked.answered_at is None:
-                event = await queue.get()
-                if event.get("type") == "lagged" or (event.get("id") == asked.request_id
-                                                     and event.get("action") == "answer"):
-                    asked = ledger.question(asked.id)
-        return asked.answer or WITHDRAWN
+        question_id = asked.id
+
+        def answered() -> str | None:
+            question = ledger.question(question_id)
+            return None if question.answered_at is None else question.answer or WITHDRAWN
+
+        return await events.until(answered) or WITHDRAWN
 
     @server.tool(structured_output=False)
     async def ask_question(question: str, ctx: Context, options: list[str] | None = None) -> str:

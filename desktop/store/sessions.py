@@ -4,8 +4,6 @@ import sqlite3
 
 from desktop.store.rows import RequestRow, SessionRow
 
-AT_WORK = ("approved", "running")
-
 
 def next_id(conn: sqlite3.Connection) -> str:
     """`S<n>`, one past the highest yet, skipping any name an agent has already."""
@@ -54,18 +52,11 @@ def last_session_ref(conn: sqlite3.Connection, session_id: str, before: str) -> 
     return str(row[0]) if row else None
 
 
-def at_work(conn: sqlite3.Connection) -> list[str]:
-    """Sessions with a prompt running or queued to run."""
-    marks = ", ".join("?" * len(AT_WORK))
+def with_prompts(conn: sqlite3.Connection, states: tuple[str, ...]) -> list[str]:
+    """Sessions with a prompt in one of `states` (approved and running: at work; running: running now)."""
+    marks = ", ".join("?" * len(states))
     rows = conn.execute(f"SELECT DISTINCT s.id FROM sessions s JOIN requests r ON r.agent = s.id "
-                        f"WHERE r.state IN ({marks}) ORDER BY s.id", AT_WORK)
-    return [r[0] for r in rows]
-
-
-def running(conn: sqlite3.Connection) -> list[str]:
-    """Sessions with a prompt running now."""
-    rows = conn.execute("SELECT DISTINCT s.id FROM sessions s JOIN requests r ON r.agent = s.id "
-                        "WHERE r.state = 'running' ORDER BY s.id")
+                        f"WHERE r.state IN ({marks}) ORDER BY s.id", states)
     return [r[0] for r in rows]
 
 
