@@ -3,11 +3,23 @@
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from desktop.core.ledger import MAX_PROMPT_CHARS
+from desktop.core.visible import has_nul
 from desktop.store.rows import AgentRow, PrincipalRow, QuestionRow, RequestRow, TimelineRow
 from desktop.tasks.background import TaskView, task_status
+
+
+def _runnable(what: str) -> AfterValidator:
+    """Text that reaches a program (its argv, a shell's command line) cannot hold a NUL byte: it would end there."""
+    def check(text: str) -> str:
+        if has_nul(text):
+            raise PydanticCustomError("nul_byte", f"the {what} holds a NUL byte, which cannot be passed to a program")
+        return text
+
+    return AfterValidator(check)
 
 
 class Body(BaseModel):
@@ -20,7 +32,7 @@ class Empty(Body):
 
 class NewRequest(Body):
     agent: str = Field(min_length=1, max_length=64)
-    prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
+    prompt: Annotated[str, _runnable("prompt")] = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
 
 
 class AgentSetup(Body):
@@ -153,13 +165,13 @@ class AgentOut(BaseModel):
 
 class NewTask(Body):
     agent: str = Field(min_length=1, max_length=64)
-    command: str = Field(min_length=1, max_length=100_000)
+    command: Annotated[str, _runnable("command")] = Field(min_length=1, max_length=100_000)
     description: str = Field(default="", max_length=500)
     kind: Literal["command", "monitor"] = "command"
 
 
 class SessionTask(Body):
-    command: str = Field(min_length=1, max_length=100_000)
+    command: Annotated[str, _runnable("command")] = Field(min_length=1, max_length=100_000)
     description: str = Field(default="", max_length=500)
     kind: Literal["command", "monitor"] = "command"
 

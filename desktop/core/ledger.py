@@ -13,6 +13,7 @@ from desktop.core.durations import format_duration
 from desktop.core.errors import Conflict, Forbidden, Invalid, NotFound
 from desktop.core.settings import current
 from desktop.core.states import TERMINAL, Action, State, next_state
+from desktop.core.visible import has_nul
 from desktop.store import directory
 from desktop.store import questions as questions_sql
 from desktop.store import requests as sql
@@ -302,6 +303,8 @@ def check_prompt(prompt: str) -> None:
         raise Invalid("the prompt is empty; say what the agent should do")
     if len(prompt) > MAX_PROMPT_CHARS:
         raise Invalid(f"the prompt is {len(prompt):,} characters; the limit is {MAX_PROMPT_CHARS:,}")
+    if has_nul(prompt):
+        raise Invalid("the prompt holds a NUL byte, which cannot be passed to a program")
 
 
 def _closing(question_id: int, answer: str, by: str) -> Also:

@@ -21,6 +21,7 @@ from desktop.core.errors import CoxError, Forbidden
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
 from desktop.core.sessions import Sessions
+from desktop.core.visible import has_nul
 from desktop.mcp import session_tools
 from desktop.mcp.endpoint import CALLER
 from desktop.tasks.background import BackgroundTasks, TaskView, task_status
@@ -87,6 +88,8 @@ def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus, sessions: Se
         For dev servers, long builds, test runs, and (monitor=true) commands whose output is the point, such as
         `tail -f`. Read it with read_task_output; it stops at the owner's background task timeout."""
         agent = _agent()
+        if has_nul(command):
+            return "the command holds a NUL byte, which cannot be passed to a program"
         return _answer(lambda: _task(tasks.view(tasks.start(agent, agent.name, command, description,
                                                             "monitor" if monitor else "command"))))
 
