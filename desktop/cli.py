@@ -12,6 +12,7 @@ from typing import Any
 from desktop.api.client import Client, DaemonError
 from desktop.console.redact import Redactor
 from desktop.console.stream import ConsoleStream, Line, folded
+from desktop.core.visible import one_line, visible
 from desktop.platform.paths import Home
 
 SHOW_FIELDS = ("id", "state", "agent", "requester", "prompt", "retry_of", "references", "session_ref", "progress",
@@ -27,12 +28,16 @@ def main(argv: list[str] | None = None) -> int:
     home = Home.resolve(args.home)
     try:
         code: int = args.handler(home, args)
+        sys.stdout.flush()  # here, where a closed pipe can be caught, not at exit
         return code
     except DaemonError as error:
         print(f"cox: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `cox list | head`: the reader has what it wanted (the Python docs' way, no traceback)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the flush at exit writes to nothing
+        return 141  # as a program killed by SIGPIPE: 128 + 13
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -420,7 +425,7 @@ def _connector_table(rows: list[dict[str, Any]]) -> str:
         state = "connected" if row["connected"] else f"not connected{': ' + row['problem'] if row['problem'] else ''}"
         lines.append(f"{row['name']}: {state}; threads of other requests in {row['channel'] or '(none)'}")
         lines += [f"  {user} is {person}" for user, person in row["people"].items()]
-    return "\n".join(lines) or "no connectors"
+    return visible("\n".join(lines)) or "no connectors"
 
 
 def _session_table(rows: list[dict[str, Any]]) -> str:
@@ -428,8 +433,8 @@ def _session_table(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         group = f" · Group: {row['group']}" if row["group"] else ""
         may = " · may create sessions" if row["may_create_sessions"] else ""
-        lines.append(f"{row['session']} {row['state']}: {row['title']} ({row['runtime']} in {row['folder']}; "
-                     f"via agent · {row['parent_title']}{group}{may})")
+        lines.append(visible(f"{row['session']} {row['state']}: {row['title']} ({row['runtime']} in {row['folder']}; "
+                             f"via agent · {row['parent_title']}{group}{may})").replace("\n", " ⏎ "))
     return "\n".join(lines) or "no sessions"
 
 
@@ -463,7 +468,7 @@ def _list(home: Home, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        print(_table([dict(r, prompt=_one_line(r["prompt"], 50)) for r in rows],
+        print(_table([dict(r, prompt=one_line(r["prompt"], 50)) for r in rows],
                      ("id", "state", "agent", "requester", "prompt")))
     return 0
 
@@ -477,20 +482,21 @@ def _show(home: Home, args: argparse.Namespace) -> int:
         value = row.get(key)
         if value not in (None, [], ""):
             shown = ", ".join(value) if isinstance(value, list) else value
-            print(f"{key:>12}: {shown}")
+            print(f"{key:>12}: {visible(str(shown))}")
     if row.get("question"):
         asked = row["question"]
         choices = f"  [{' / '.join(asked['options'])}]" if asked["options"] else ""
-        print(f"{'question':>12}: {asked['question']}{choices}  (answer: cox answer {row['id']} …)")
+        print(f"{'question':>12}: {visible(asked['question'] + choices)}  (answer: cox answer {row['id']} …)")
     print("    timeline:")
     for entry in row["timeline"]:
-        print(f"      {entry['at']}  {entry['state']:<9}  {entry['text']}")
+        print(f"      {entry['at']}  {entry['state']:<9}  {visible(entry['text'])}")
     return 0
 
 
 def _answer(home: Home, args: argparse.Namespace) -> int:
     return _print(_client(home).post(f"/api/requests/{args.id}/answer", {"text": " ".join(args.text)}),
-                  lambda q: f"answered {q['request_id']}: {q['question']} → {q['answer']}")
+                  lambda q: f"answered {q['request_id']}: {one_line(q['question'], 200)} → "
+                            f"{one_line(q['answer'], 200)}")
 
 
 def _action(verb: str) -> Callable[[Home, argparse.Namespace], int]:
@@ -548,24 +554,19 @@ def _audit(home: Home, args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2))
     else:
         for r in rows:
-            print(f"{r['seq']:>6}  {r['at']}  {r['actor']:<20} {r['action']:<12} {r['request_id'] or '-':<14} "
-                  f"{_one_line(r['reason'], 60)}")
+            print(f"{r['seq']:>6}  {r['at']}  {visible(r['actor']):<20} {r['action']:<12} {r['request_id'] or '-':<14} "
+                  f"{one_line(r['reason'], 60)}")
     return 0
 
 
 def _table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
     if not rows:
         return "(none)"
-    cells = [[str(r.get(c) if r.get(c) is not None else "-") for c in columns] for r in rows]
+    cells = [[one_line(str(r.get(c) if r.get(c) is not None else "-"), 1000) for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
     lines = ["  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
     return "\n".join(line.rstrip() for line in lines)
-
-
-def _one_line(text: str, width: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _version() -> str:

@@ -28,6 +28,7 @@ from lark_oapi.api.im.v1 import (
 from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger, P2CardActionTriggerResponse
 
 from desktop.connectors.service import Chat, ChatUnavailable
+from desktop.core.visible import visible
 from desktop.store.chat import Outgoing, Thread
 
 log = logging.getLogger(__name__)
@@ -53,8 +54,8 @@ async def check(tokens: dict[str, str], config: dict[str, Any]) -> str:
 
 
 def card(text: str, request_id: str | None = None) -> str:
-    """A card of plain text; with `request_id`, Approve and Deny buttons under it."""
-    elements: list[dict[str, Any]] = [{"tag": "div", "text": {"tag": "plain_text", "content": text}}]
+    """A card of plain text, made visible; with `request_id`, Approve and Deny buttons under it."""
+    elements: list[dict[str, Any]] = [{"tag": "div", "text": {"tag": "plain_text", "content": visible(text)}}]
     if request_id is not None:
         elements.append({"tag": "action", "actions": [
             {"tag": "button", "type": "primary", "text": {"tag": "plain_text", "content": "Approve"},

@@ -1,9 +1,11 @@
-"""What a request's chat thread is told when the request changes: pure, the same words for every chat."""
+"""What a request's chat thread is told when the request changes: pure, the same words for every chat. What a
+requester, an agent or a program wrote is made visible (desktop.core.visible); each chat escapes its own markup."""
 
 from dataclasses import dataclass
 
 from desktop.console.redact import redact
 from desktop.core.states import Action, State
+from desktop.core.visible import one_line, visible
 from desktop.store.rows import RequestRow, TimelineRow
 
 RESULT_CHARS = 1500
@@ -19,15 +21,14 @@ class Note:
 
 
 def title(request: RequestRow) -> str:
-    first = request.prompt.strip().splitlines()[0] if request.prompt.strip() else ""
-    return f"{request.id} · {request.agent} · {first[:60] + ('…' if len(first) > 60 else '')}"
+    return visible(f"{request.id} · {request.agent} · ") + one_line(request.prompt, 60)
 
 
 def notes(request: RequestRow, action: Action, said: TimelineRow | None, question: str | None = None,
           progress_step: bool = False) -> list[Note]:
     """The thread messages for one change; `said` is the timeline entry the change wrote."""
     if action == Action.CREATE:
-        lines = [title(request), f"Asked by {request.requester}."]
+        lines = [title(request), f"Asked by {visible(request.requester)}."]
         if request.retry_of:
             lines.append(f"Retry of {request.retry_of}.")
         if request.state == State.PENDING:
@@ -35,22 +36,22 @@ def notes(request: RequestRow, action: Action, said: TimelineRow | None, questio
         return [Note("open", "\n".join(lines), buttons=request.state == State.PENDING)]
     found: list[Note] = []
     if action in ANSWERS and said is not None:  # the approval message loses its buttons
-        found.append(Note("answered", f"{request.id}: {said.text}"))
+        found.append(Note("answered", f"{request.id}: {visible(said.text)}"))
     if action == Action.ASK and question:
-        found.append(Note("say", f"Question from {request.agent}: {redact(question)}\n"
+        found.append(Note("say", f"Question from {visible(request.agent)}: {visible(redact(question))}\n"
                                  f"Answer with `cox answer {request.id} …` or in the room."))
     elif action == Action.PROGRESS and progress_step and request.progress is not None:
         found.append(Note("say", f"{round(request.progress)}% done."))
     elif action == Action.SUCCEED:
         found.append(Note("say", "Done." + _result(request)))
     elif action in SAID and said is not None:
-        found.append(Note("say", said.text[:1].upper() + said.text[1:] + (_result(request) if action == Action.FAIL
-                                                                           else "")))
+        text = visible(said.text)
+        found.append(Note("say", text[:1].upper() + text[1:] + (_result(request) if action == Action.FAIL else "")))
     return found
 
 
 def _result(request: RequestRow) -> str:
-    text = redact((request.result or "").strip())
+    text = visible(redact((request.result or "").strip()))
     if not text:
         return ""
     if len(text) > RESULT_CHARS:

@@ -16,6 +16,7 @@ from slack_sdk.socket_mode.response import SocketModeResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
 from desktop.connectors.service import Chat, ChatUnavailable
+from desktop.core.visible import visible
 from desktop.store.chat import Outgoing, Thread
 
 log = logging.getLogger(__name__)
@@ -25,7 +26,7 @@ DEFAULT_API = "https://slack.com/api/"
 
 def escaped(text: str) -> str:
     """Slack's control characters: nothing a prompt or a result says can ping a channel or forge a link."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return visible(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 async def check(tokens: dict[str, str], config: dict[str, Any]) -> str:

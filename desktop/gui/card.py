@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QDialogButtonBox, QFormLayout, QLabel, QPlainTextE
 
 from desktop.console.redact import redact
 from desktop.core.ids import short_form
+from desktop.core.visible import visible
 
 
 def time_left(expires_at: str | None, now: datetime) -> str:
@@ -45,14 +46,14 @@ class ApprovalCard(QWidget):
         self.setWindowTitle(f"{short_form(self.request_id, today)} waits for your approval — Coxswain")
         self.resize(520, 420)
 
-        heading = QLabel(f"<b>{escape(request['requester'])}</b> asks <b>{escape(request['agent'])}</b>")
+        heading = QLabel(f"<b>{_rich(request['requester'])}</b> asks <b>{_rich(request['agent'])}</b>")
         heading.setTextFormat(Qt.TextFormat.RichText)
         form = QFormLayout()
         session = request.get("session")
         if session:  # a session an agent wants to start (or a prompt to one): it runs as its own agent
             agent = {"runtime": session["runtime"], "folder": session["folder"]}
-            heading.setText(f"<b>{escape(request['requester'])}</b>'s agent wants a session: "
-                            f"<b>{escape(session['title'])}</b>")
+            heading.setText(f"<b>{_rich(request['requester'])}</b>'s agent wants a session: "
+                            f"<b>{_rich(session['title'])}</b>")
         folder = agent["folder"] if agent else "(agent not found)"
         runtime = f" · {agent['runtime']}" if agent else ""
         form.addRow("Request", QLabel(self.request_id))
@@ -72,7 +73,7 @@ class ApprovalCard(QWidget):
         form.addRow("Asked", self.asked)
         self.expiry = _plain(time_left(request.get("expires_at"), now()))
         form.addRow("Time left", self.expiry)
-        self.prompt = QPlainTextEdit(redact(request["prompt"]))
+        self.prompt = QPlainTextEdit(visible(redact(request["prompt"])))  # all of it, every character seen
         self.prompt.setReadOnly(True)
 
         buttons = QDialogButtonBox()
@@ -111,8 +112,12 @@ class ApprovalCard(QWidget):
         self.expiry.setText(time_left(self._request.get("expires_at"), self._now()))
 
 
+def _rich(text: str) -> str:
+    return escape(visible(text)).replace("\n", "<br>")
+
+
 def _plain(text: str) -> QLabel:
-    label = QLabel(text)
+    label = QLabel(visible(text))
     label.setTextFormat(Qt.TextFormat.PlainText)  # a requester's words are text, never markup
     label.setWordWrap(True)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.console.stream import ConsoleStream, folded
+from desktop.core.visible import visible
 from desktop.gui.console_view import ConsoleView
 from desktop.gui.summary import latest, test_chip
 from desktop.gui.work import Work
@@ -132,7 +133,7 @@ class ConsoleWindow(QWidget):
         task = (await self._api.get(f"/api/tasks/{task_id}")).json()
         page = (await self._api.get(f"/api/tasks/{task_id}/output", params={"lines": PAGE})).json()
         self._hide_details()
-        self.header.setText(f"{task['id']} · {task['agent']} · {task['description'] or task['command']}")
+        self.header.setText(visible(f"{task['id']} · {task['agent']} · {task['description'] or task['command']}"))
         self._before, self._end = page["before"], page["end"]
         self.view.show_lines(page["lines"] + ([page["pending"]] if page["pending"] else []))
         self._pending_shown = bool(page["pending"])
@@ -177,7 +178,8 @@ class ConsoleWindow(QWidget):
         self.list.select(request_id)
         request = (await self._api.get(f"/api/requests/{request_id}")).json()
         self._hide_details()
-        self.header.setText(f"{request['id']} · {request['agent']} · {request['requester']}: {request['prompt']}")
+        self.header.setText(visible(f"{request['id']} · {request['agent']} · {request['requester']}: "
+                                    f"{request['prompt']}"))
         self._stream, self._end, self._pending_shown = ConsoleStream(), 0, False
         self.view.show_lines([])
         await self._follow_request(request_id)
@@ -194,7 +196,7 @@ class ConsoleWindow(QWidget):
         for entry in request.get("timeline") or []:
             at = datetime.fromisoformat(entry["at"]).astimezone().strftime("%H:%M:%S")
             mark = "⇢ session call: " if entry["kind"] == "activity" else ""
-            self.timeline.addItem(f"{at}  {mark}{entry['text']}")
+            self.timeline.addItem(f"{at}  {mark}{visible(entry['text'])}")
         self.timeline.setVisible(True)
         self.progress.setVisible(request.get("progress") is not None)
         self.progress.setValue(round(request.get("progress") or 0))

@@ -5,6 +5,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from desktop.core.ids import short_form
+from desktop.core.visible import one_line, visible
 
 
 @dataclass(frozen=True)
@@ -49,14 +50,13 @@ def summarize(requests: list[dict[str, Any]], paused: bool = False, failed_unsee
 
 
 def first_line(text: str, width: int = 50) -> str:
-    """The text's first line, shortened to `width` with an ellipsis."""
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= width else line[:width - 1].rstrip() + "…"
+    """The text's first line, made visible and shortened to `width` with an ellipsis, saying how many lines follow."""
+    return one_line(text, width)
 
 
 def _line(request: dict[str, Any], today: date) -> str:
-    parts = [short_form(request["id"], today), request["agent"],
-             "via agent" if request.get("session") else request["requester"]]
+    parts = [short_form(request["id"], today), visible(request["agent"]),
+             "via agent" if request.get("session") else visible(request["requester"])]
     if request["state"] == "pending":
         parts.append("waiting for approval")
     elif request.get("progress") is not None:
@@ -95,7 +95,7 @@ def task_row(task: dict[str, Any]) -> str:
     """'T3 · api · npm test · running · ✓ 412 ✘ 2' (its status says 'no output for N min' when quiet)."""
     chip, _ = test_chip(task.get("tests"))
     what = first_line(task["description"] or task["command"], 40)
-    return " · ".join(part for part in (task["id"], task["agent"] or "", what, task["status"], chip) if part)
+    return " · ".join(part for part in (task["id"], visible(task["agent"] or ""), what, task["status"], chip) if part)
 
 
 def request_row(request: dict[str, Any], today: date | None = None) -> str:
@@ -103,17 +103,17 @@ def request_row(request: dict[str, Any], today: date | None = None) -> str:
     'R-08 · S1 · via agent · Release checks · running [claude-opus-4]: update the …' (the badge: the agent's model)."""
     today = today or datetime.now(UTC).date()
     session = request.get("session")
-    who = ["via agent", session["parent_title"]] if session else [request["requester"]]
-    parts = [short_form(request["id"], today), request["agent"], *who, request["state"]]
+    who = ["via agent", one_line(session["parent_title"], 60)] if session else [visible(request["requester"])]
+    parts = [short_form(request["id"], today), visible(request["agent"]), *who, request["state"]]
     if request["state"] == "running" and request.get("progress") is not None:
         parts[-1] += f" {request['progress']:.0f}%"
-    badge = f" [{request['via_model']}]" if request.get("via_model") else ""
+    badge = f" [{visible(request['via_model'])}]" if request.get("via_model") else ""
     return " · ".join(parts) + f"{badge}: {first_line(request.get('prompt', ''), 40)}"
 
 
 def sessions_line(group: str | None, prompts: list[dict[str, Any]]) -> str:
     """The header over the sessions one request started: 'Group: Release 2.4 — 2 running · 1 waiting'."""
-    return f"{f'Group: {group}' if group else 'Sessions'} — {requests_line(prompts)}"
+    return f"{f'Group: {one_line(group, 60)}' if group else 'Sessions'} — {requests_line(prompts)}"
 
 
 def latest(requests: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> tuple[str, str] | None:

@@ -3,13 +3,17 @@ requests waiting for approval (Approve, Deny), the running ones (Open in console
 Pause/Resume all agents, the room's address (opens its QR code), Settings and Quit.
 It only shows and asks: what a click means is the app's callback (`act`), which goes to the daemon's API."""
 
+import sys
 from collections.abc import Callable
 
+from PySide6 import QtGui
 from PySide6.QtCore import QRectF, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QFont, QIcon, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
+from desktop.core.visible import markup, menu_label, visible
 from desktop.gui.summary import TraySummary
+from desktop.platform.trayhost import menu_over_dbus
 from desktop.resources import resource
 
 STATES = ("idle", "running", "waiting", "failed", "paused")
@@ -21,6 +25,7 @@ Act = Callable[[str, str], None]  # (verb, request id): approve, deny, cancel, o
 class Tray(QSystemTrayIcon):
     def __init__(self, act: Act) -> None:
         super().__init__()
+        self.dbusmenu = menu_over_dbus()  # as Qt decided when it made the icon: the shell draws the menu
         self._act = act
         self._icons = {state: QIcon(str(resource(f"tray-{state}.svg"))) for state in STATES}
         self.menu = QMenu()
@@ -52,7 +57,13 @@ class Tray(QSystemTrayIcon):
     def balloon(self, title: str, message: str) -> None:
         """The tray's own message: the last resort for a notice, and where a failed click says why."""
         self.balloons = [*self.balloons[-19:], (title, message)]
-        self.showMessage(title, message, self._icons["waiting"], 15000)
+        if self.dbusmenu:  # Qt sends it to the notification server, which reads the body as markup
+            message = markup(message)
+        elif sys.platform.startswith("linux"):  # Qt's own balloon: a label that takes text with a tag as rich text
+            message = QtGui.Qt.convertFromPlainText(visible(message), Qt.WhiteSpaceMode.WhiteSpacePre)
+        else:
+            message = visible(message)
+        self.showMessage(visible(title), message, self._icons["waiting"], 15000)
 
     def _icon(self, summary: TraySummary) -> QIcon:
         """The state's picture; waiting ones carry their count, and while running with known progress, a ring around
@@ -98,13 +109,13 @@ class Tray(QSystemTrayIcon):
         if waiting:
             self.menu.addSection(f"Waiting for you ({len(waiting)})")
         for entry in waiting:
-            item = self.menu.addMenu(f"{entry.line}: {entry.prompt}")
+            item = self.menu.addMenu(menu_label(f"{entry.line}: {entry.prompt}", self.dbusmenu))
             self._action(item, "Approve", "approve", entry.request_id)
             self._action(item, "Deny", "deny", entry.request_id)
         if running:
             self.menu.addSection("Running")
         for entry in running:
-            item = self.menu.addMenu(f"{entry.line}: {entry.prompt}")
+            item = self.menu.addMenu(menu_label(f"{entry.line}: {entry.prompt}", self.dbusmenu))
             self._action(item, "Open in console", "open", entry.request_id)
             self._action(item, "Cancel", "cancel", entry.request_id)
         self.menu.addSeparator()

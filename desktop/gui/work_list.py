@@ -6,6 +6,7 @@ sums up what runs and what waits there."""
 from dataclasses import dataclass, field
 from typing import Any
 
+from PySide6 import QtGui
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHeaderView, QPushButton, QTreeWidget, QTreeWidgetItem
 
@@ -66,7 +67,7 @@ class WorkList(QTreeWidget):
             item = existing.pop(row.item_id, None) or QTreeWidgetItem(parent)
             item.setData(0, ROLE, (row.kind, row.item_id))
             item.setText(0, row.text)
-            item.setToolTip(0, row.text)
+            item.setToolTip(0, QtGui.Qt.convertFromPlainText(row.text))  # a tooltip with a tag in it would be rich text
             has_stop = self.itemWidget(item, 1) is not None
             if row.stoppable and not has_stop:
                 stop = QPushButton("Stop")

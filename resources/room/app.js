@@ -1,5 +1,7 @@
 // The room: the daemon's HTTP API seen from a browser. Everything an agent, a prompt or a console line says is put
-// on the page as text (textContent), never as HTML, so nothing from them can run here.
+// on the page as text (textContent), never as HTML, so nothing from them can run here. The API hands over text as it
+// was written; what a requester wrote is made visible here (visible(): control characters as their pictures, bidi,
+// zero-width and other invisible characters as ⟨U+202E⟩), the twin of desktop/core/visible.py.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -13,22 +15,38 @@ let events = null;
 let current = null;       // the open request's page: {id, request, console: {...}}
 let refreshing = null;
 
+// Cc but tab and newline; Cf (Unicode 15), Zl, Zp; lone surrogates. Keep in step with HIDDEN in visible.py.
+const HIDDEN = new RegExp("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\u00ad\\u0600-\\u0605\\u061c\\u06dd\\u070f" +
+  "\\u0890\\u0891\\u08e2\\u180e\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u206f\\ufeff" +
+  "\\ufff9-\\ufffb\\ud800-\\udfff\\u{110bd}\\u{110cd}\\u{13430}-\\u{1343f}\\u{1bca0}-\\u{1bca3}" +
+  "\\u{1d173}-\\u{1d17a}\\u{e0001}\\u{e0020}-\\u{e007f}]", "gu");
+function picture(char) {
+  const code = char.codePointAt(0);
+  if (code < 0x20) return String.fromCodePoint(0x2400 + code);
+  if (code === 0x7f) return "\u2421";
+  return `⟨U+${code.toString(16).toUpperCase().padStart(4, "0")}⟩`;
+}
+function visible(text) { return String(text).replace(HIDDEN, picture); }
+
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
     if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
+    else if (key === "text") node.textContent = visible(value);
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else node.setAttribute(key, value);
   }
-  for (const child of children) node.append(child);
+  for (const child of children) node.append(typeof child === "string" ? visible(child) : child);
   return node;
 }
 
 function short(id) { return id.replace(/^R\d{8}-/, "R-"); }
-function firstLine(text, max = 90) {
-  const line = (text || "").split("\n")[0];
-  return line.length > max ? line.slice(0, max - 1) + "…" : line;
+function firstLine(text, max = 90) {  // one_line in visible.py: the first line, and how many follow
+  const lines = visible(text || "").trim().split("\n");
+  const line = Array.from(lines[0].trimEnd());  // counted in characters, as Python does
+  const shown = line.length > max ? line.slice(0, max - 1).join("").trimEnd() + "…" : line.join("");
+  const more = lines.slice(1).filter((rest) => rest.trim()).length;
+  return shown + (more ? ` … ${more} more line${more !== 1 ? "s" : ""}` : "");
 }
 function clock(iso) { return new Date(iso).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", second: "2-digit"}); }
 function left(iso) {
@@ -103,7 +121,7 @@ function signedIn(who) {
   me = who;
   $("signin").hidden = true;
   $("signout").hidden = false;
-  $("you").textContent = who.owner && who.you !== "owner" ? `${who.you} (owner)` : who.you;
+  $("you").textContent = visible(who.owner && who.you !== "owner" ? `${who.you} (owner)` : who.you);
   listen();
   refresh().then(route);
 }
@@ -250,18 +268,18 @@ async function showRequest() {
   if (current !== open) return;
   open.request = r;
   open.live = !FINAL.has(r.state);
-  $("r-title").textContent = `${r.id} · ${r.agent}`;
+  $("r-title").textContent = visible(`${r.id} · ${r.agent}`);
   $("r-meta").replaceChildren(el("span", {class: `state ${r.state}`, text: r.state}),
-    ` asked by ${r.requester} at ${clock(r.created_at)}` + (r.retry_of ? ` · retry of ${r.retry_of}` : "") +
-    (r.references.length ? ` · mentions ${r.references.join(", ")}` : ""));
-  $("r-prompt").textContent = r.prompt;
+    visible(` asked by ${r.requester} at ${clock(r.created_at)}` + (r.retry_of ? ` · retry of ${r.retry_of}` : "") +
+    (r.references.length ? ` · mentions ${r.references.join(", ")}` : "")));
+  $("r-prompt").textContent = visible(r.prompt);
   $("r-progress").hidden = r.progress == null || FINAL.has(r.state);
   $("r-progress").value = r.progress || 0;
   $("r-result").hidden = !r.result;
-  $("r-result").textContent = (r.result || "").replace(/\x1b\[[0-9;:?]*[A-Za-z]/g, "");
+  $("r-result").textContent = visible((r.result || "").replace(/\x1b\[[0-9;:?]*[A-Za-z]/g, ""));
   $("r-question").hidden = !r.question;
-  $("r-question-text").textContent = r.question ? `${r.agent} asks: ${r.question.question}` +
-    (r.question.options.length ? ` [${r.question.options.join(" / ")}]` : "") : "";
+  $("r-question-text").textContent = r.question ? visible(`${r.agent} asks: ${r.question.question}` +
+    (r.question.options.length ? ` [${r.question.options.join(" / ")}]` : "")) : "";
   $("r-timeline-box").hidden = false;
   $("r-timeline").replaceChildren(...(r.timeline || []).map((entry) => el("li", {
     class: /interrupt|resum|slept/.test(entry.text) ? "gap" : ""}, el("time", {text: clock(entry.at)}), entry.text)));
@@ -277,10 +295,10 @@ async function showTask() {
   try { task = await api(`/api/tasks/${open.id}`); } catch (error) { $("r-error").textContent = error.message; return; }
   if (current !== open) return;
   open.live = task.state !== "ended";
-  $("r-title").textContent = `${task.id} · ${task.agent || ""}`;
+  $("r-title").textContent = visible(`${task.id} · ${task.agent || ""}`);
   $("r-meta").replaceChildren(el("span", {class: `state ${task.outcome || "running"}`, text: task.status}),
     ` started at ${clock(task.started_at)}` + (task.request_id ? ` for ${task.request_id}` : ""));
-  $("r-prompt").textContent = task.description ? `${task.description}\n$ ${task.command}` : `$ ${task.command}`;
+  $("r-prompt").textContent = visible(task.description ? `${task.description}\n$ ${task.command}` : `$ ${task.command}`);
   for (const id of ["r-progress", "r-result", "r-question", "r-timeline-box"]) $(id).hidden = true;
   $("r-tasks").replaceChildren();
   $("r-actions").replaceChildren(...(task.state === "running" && me.owner ? [el("button", {type: "button",
@@ -374,7 +392,8 @@ async function follow(open) {
 function line(runs, extra) {
   const node = el("div", {class: extra || ""});
   for (const run of runs) {
-    const span = el("span", {text: run.text});
+    const span = el("span");
+    span.textContent = run.text;  // the console pipeline's own text, not made visible here
     let [fg, bg] = [run.fg, run.bg];
     if (run.inverse) [fg, bg] = [bg || "var(--console-bg)", fg || "var(--console-fg)"];
     if (fg) span.style.color = fg;
