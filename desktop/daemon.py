@@ -26,7 +26,7 @@ from desktop.core.actors import Actor
 from desktop.core.agents import Agents
 from desktop.core.clock import Clock, GapDetector, SystemClock
 from desktop.core.dispatcher import Dispatcher
-from desktop.core.errors import Conflict
+from desktop.core.errors import Conflict, Invalid
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
 from desktop.core.principals import OWNER, Principals
@@ -39,7 +39,7 @@ from desktop.platform.paths import DEFAULT_PORT, Home
 from desktop.platform.secrets import Secrets
 from desktop.platform.sleep import power_for_platform
 from desktop.reentry import relay_command
-from desktop.room.listener import RoomListener
+from desktop.room.listener import RoomListener, not_of_this_computer
 from desktop.runtimes import builtin_runtimes
 from desktop.runtimes.base import Event, Runtime, SessionTools
 from desktop.runtimes.runner import write_atomically
@@ -193,7 +193,13 @@ class Daemon:
             self.sessions.switched()
 
     def _check_setting(self, key: str, value: str) -> None:
-        """Agent sessions need an agent CLI that can run here (the shell agent cannot call tools)."""
+        """Agent sessions need an agent CLI that can run here (the shell agent cannot call tools); the room's
+        address must be one of this computer's now."""
+        if key == "room_address":
+            settings.validate(key, value)  # a wildcard, or no address at all, is said as such
+            problem = not_of_this_computer(value)
+            if problem is not None:
+                raise Invalid(f"room_address: {problem}")
         if key == "agent_sessions" and value.strip().lower() == "yes":
             clis = [AgentRow("", name, "", {}, 0.0) for name in self.runtimes if name != "shell"]
             if "ready" not in self.runs.agent_statuses(clis):  # one read of the keyring for all of them

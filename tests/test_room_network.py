@@ -5,6 +5,7 @@ survives a restart, and `cox room` / `cox person link` say all of it."""
 import datetime
 import hashlib
 import ipaddress
+import sqlite3
 import ssl
 import time
 from pathlib import Path
@@ -61,14 +62,24 @@ def test_the_owners_own_certificate_is_served(daemon: DaemonProcess, tmp_path: P
     assert room["fingerprint"] == expected == served_fingerprint("127.0.0.2", port)
 
 
-def test_a_bad_certificate_or_a_foreign_address_is_said_and_the_daemon_goes_on(daemon: DaemonProcess,
+def test_a_bad_certificate_or_a_foreign_address_is_said_and_the_daemon_goes_on(make_daemon: Any,
                                                                                  tmp_path: Path) -> None:
+    daemon = make_daemon(tmp_path / "home").start()
     (tmp_path / "broken.pem").write_text("-----BEGIN CERTIFICATE-----\nnot a certificate\n")
     room = settle(daemon, room_certificate=str(tmp_path / "broken.pem"), room_address="127.0.0.2")
     assert room["url"] is None and room["problem"].startswith("the room cannot be served at 127.0.0.2:")
     refused = daemon.post("/api/settings", {"key": "room_certificate", "value": str(tmp_path / "missing.pem")})
     assert refused.status_code == 400 and "there is no file" in refused.json()["error"]
-    room = settle(daemon, room_certificate="generated", room_address="192.0.2.7")  # TEST-NET-1: not this machine
+    settle(daemon, room_certificate="generated")
+    refused = daemon.post("/api/settings", {"key": "room_address", "value": "192.0.2.7"})  # TEST-NET-1: not here
+    assert refused.status_code == 400 and "192.0.2.7 is not an address of this computer" in refused.json()["error"]
+
+    # an address that was this computer's when chosen, and is not at the next start (another network), is said
+    daemon.stop()
+    with sqlite3.connect(tmp_path / "home" / "coxswain.db") as db:
+        db.execute("UPDATE settings SET value = '192.0.2.7' WHERE key = 'room_address'")
+    daemon = make_daemon(tmp_path / "home").start()
+    room = daemon.get("/api/room").json()
     assert room["url"] is None and "192.0.2.7" in room["problem"] and "assign" in room["problem"]
     assert daemon.get("/api/health").status_code == 200
     shown = daemon.cox("room", token=daemon.token, check=True).stdout

@@ -5,9 +5,9 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse
@@ -42,6 +42,9 @@ from desktop.tasks.paging import Page, output_page, output_since
 log = logging.getLogger(__name__)
 OUTPUT_CHUNK = 256 * 1024
 STATUS = {Invalid: 400, Forbidden: 403, NotFound: 404, Conflict: 409}
+OWNER_ONLY_OPTIONS = ("env", "args")  # an agent's environment and extra CLI arguments: the owner's business
+Position = Annotated[int, Query(ge=0, le=2**62)]  # a byte offset in an output file (a seek takes at most 2**63 - 1)
+Count = Annotated[int, Query(ge=-2**62, le=2**62)]  # clamped where it is used
 
 
 @dataclass(frozen=True)
@@ -119,10 +122,14 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
         return {"status": "ok", "you": actor(request).name}
 
     @api.get("/api/agents")
-    async def list_agents() -> list[m.AgentOut]:
-        agents, states = s.agents.listing(), s.tasks.agent_states()
-        return [m.AgentOut.of(a, status, states.get(a.name, "idle"))
-                for a, status in zip(agents, s.agent_statuses(agents), strict=True)]
+    async def list_agents(request: Request) -> list[m.AgentOut]:
+        who, agents, states = actor(request), s.agents.listing(), s.tasks.agent_states()
+        shown = [m.AgentOut.of(a, status, states.get(a.name, "idle"))
+                 for a, status in zip(agents, s.agent_statuses(agents), strict=True)]
+        if not who.is_owner:
+            for agent in shown:
+                agent.options = {k: v for k, v in agent.options.items() if k not in OWNER_ONLY_OPTIONS}
+        return shown
 
     @api.get("/api/runtimes")
     async def list_runtimes() -> dict[str, list[str]]:
@@ -176,7 +183,7 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
         return request_out(s.ledger.create(actor(request), body.agent, body.prompt))
 
     @api.get("/api/requests")
-    async def listing(request: Request, state: str | None = None, limit: int = 500) -> list[m.RequestOut]:
+    async def listing(request: Request, state: str | None = None, limit: Count = 500) -> list[m.RequestOut]:
         return [request_out(r) for r in s.ledger.listing(actor(request), state, max(1, min(limit, 100_000)))]
 
     @api.get("/api/requests/{request_id}")
@@ -206,7 +213,7 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
         return request_out(s.ledger.retry(request_id, actor(request)))
 
     @api.get("/api/requests/{request_id}/output")
-    async def output(request_id: str, request: Request, offset: int = 0) -> m.Output:
+    async def output(request_id: str, request: Request, offset: Position = 0) -> m.Output:
         row = s.ledger.visible(request_id, actor(request))
         path = s.output_path(row.id)
         data = b""
@@ -220,8 +227,8 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
                         state=row.state)
 
     @api.get("/api/requests/{request_id}/console")
-    async def request_console(request_id: str, request: Request, lines: int = 2000, before: int | None = None,
-                              after: int | None = None, styled: bool = False) -> m.TaskOutput:
+    async def request_console(request_id: str, request: Request, lines: Count = 2000, before: Position | None = None,
+                              after: Position | None = None, styled: bool = False) -> m.TaskOutput:
         """The request's own output as console pages, like a task's (the room's console reads it this way)."""
         row = s.ledger.visible(request_id, actor(request))
         return console_page(s.output_path(row.id), lines, before, after, False, styled, None)
@@ -242,8 +249,8 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
         return m.TaskOut.of(s.tasks.view(s.tasks.visible(task_id, actor(request))))
 
     @api.get("/api/tasks/{task_id}/output")
-    async def task_output(task_id: str, request: Request, lines: int = 2000, before: int | None = None,
-                          after: int | None = None, plain: bool = False, styled: bool = False) -> m.TaskOutput:
+    async def task_output(task_id: str, request: Request, lines: Count = 2000, before: Position | None = None,
+                          after: Position | None = None, plain: bool = False, styled: bool = False) -> m.TaskOutput:
         """The last lines (or the page `before` an offset, or what came `after` one: a live console's next read)."""
         view = s.tasks.view(s.tasks.visible(task_id, actor(request)))
         return console_page(Path(view.row.dir) / "output", lines, before, after, plain, styled, view.note)
@@ -275,7 +282,7 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
         return settings.effective(s.store)
 
     @api.get("/api/audit")
-    async def audit_log(request: Request, request_id: str | None = None, limit: int = 1000) -> list[m.AuditEntry]:
+    async def audit_log(request: Request, request_id: str | None = None, limit: Count = 1000) -> list[m.AuditEntry]:
         owner(request)
         ref = s.ledger.resolve(request_id) if request_id else None
         return [m.AuditEntry(seq=r.seq, at=m.iso(r.at) or "", actor=r.actor, action=r.action,

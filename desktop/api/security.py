@@ -1,7 +1,8 @@
 """Every HTTP request passes here first: exact Host allowlist (defeats DNS rebinding), no foreign or `null` Origin,
 no cross-site fetches, no token in a URL, and who is asking: a bearer token (the CLI, the tray app, machines), or the
 room's session cookie, whose changes must also carry the page's CSRF token. JSON bodies of bounded size on POST only.
-An agent session's token (see `Principals.session_token`) reaches the MCP server at `/mcp` and nothing else.
+An agent session's token (see `Principals.session_token`) reaches the MCP server at `/mcp` and nothing else, and
+no other token or cookie reaches `/mcp`.
 Every answer carries headers that keep a browser from running, framing or sniffing anything it did not ask for."""
 
 import json
@@ -93,6 +94,8 @@ class LocalSecurity:
             return actor
         if actor.kind == "agent" and path != MCP_PATH:
             return 403, "an agent session's token is good for its own session's calls only"
+        if actor.kind != "agent" and path == MCP_PATH:
+            return 403, "the MCP server is for agent sessions, with the token of their turn; people use the API"
         scope.setdefault("state", {})["actor"] = actor
         return None
 
@@ -116,8 +119,10 @@ def _body_refusal(headers: dict[str, str]) -> tuple[int, str] | None:
     if headers.get("content-type", "").split(";")[0].strip() != "application/json":
         return 415, "changes take a JSON body (Content-Type: application/json)"
     length = headers.get("content-length")
-    if length is None or not length.isdigit():
+    if length is None or not (length.isascii() and length.isdigit()):
         return 411, "a Content-Length is needed"
+    if len(length) > 15:
+        return 413, f"the body is larger than the limit of {MAX_BODY:,} bytes"
     if int(length) > MAX_BODY:
         return 413, f"the body is {int(length):,} bytes; the limit is {MAX_BODY:,}"
     return None

@@ -51,7 +51,8 @@ def _add(found: list[tuple[str, Style]], text: str, style: Style) -> None:
 
 def apply(style: Style, params: str) -> Style:
     """`style` after one SGR sequence's parameters (`1;31`, `38;5;208`, `38:2::255:0:0`)."""
-    codes = [int(p) if p.isdigit() else 0 for p in params.replace(":", ";").split(";")] if params else [0]
+    parts = params.replace(":", ";").split(";") if params else ["0"]
+    codes = [int(p) if p.isdigit() and len(p) <= 5 else 0 for p in parts]  # thousands of digits: no int() of them
     i = 0
     while i < len(codes):
         code = codes[i]

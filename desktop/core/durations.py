@@ -4,7 +4,7 @@ import re
 
 from desktop.core.errors import Invalid
 
-_PART = re.compile(r"(\d+)([smhd])")
+_PART = re.compile(r"([0-9]{1,9})([smhd])")  # ASCII digits, few enough for int()
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 

@@ -5,10 +5,11 @@ from datetime import date
 
 from desktop.core.errors import Invalid
 
-_FULL = re.compile(r"R(\d{4})(\d{2})(\d{2})-(\d+)", re.IGNORECASE)
-_SHORT = re.compile(r"R-(\d+)", re.IGNORECASE)
+# ASCII digits only, and at most 9 for a day's number: longer is no ID (int() of thousands of digits would raise)
+_FULL = re.compile(r"R([0-9]{4})([0-9]{2})([0-9]{2})-([0-9]{1,9})", re.IGNORECASE)
+_SHORT = re.compile(r"R-([0-9]{1,9})", re.IGNORECASE)
 # An ID inside free text: not glued to a word or another dash on either side.
-MENTION = re.compile(r"(?<![\w-])R(?:\d{8})?-\d{2,}(?![\w-])", re.IGNORECASE)
+MENTION = re.compile(r"(?<![\w-])R(?:[0-9]{8})?-[0-9]{2,9}(?![\w-])", re.IGNORECASE)
 
 
 def format_id(day: date, number: int) -> str:

@@ -45,23 +45,33 @@ def _yes_no(text: str) -> int:
     return answer
 
 
-def _listen_address(text: str) -> int:
-    """0: the room is on this computer only; 1: it is also served, over HTTPS, at this address."""
+def listen_address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The one address `room_address` names (None: 'loopback'); never a wildcard, however it is spelt."""
     if text.strip() == "loopback":
-        return 0
+        return None
     try:
         address = ipaddress.ip_address(text.strip())
     except ValueError:
         raise Invalid(f"'{text[:40]}' is not an IP address (or 'loopback': this computer only)") from None
-    if address.is_unspecified:
+    # ::ffff:0.0.0.0 binds every IPv4 address: an IPv4-mapped address is judged as the IPv4 address it maps
+    plain = (address.ipv4_mapped or address) if isinstance(address, ipaddress.IPv6Address) else address
+    if plain.is_unspecified:
         raise Invalid("choose one address of this computer: 0.0.0.0 or :: would open the room on every network")
-    return 1
+    if plain.is_multicast or plain == ipaddress.IPv4Address("255.255.255.255"):
+        raise Invalid(f"'{text[:40]}' is a multicast or broadcast address, not one of this computer's")
+    return plain
+
+
+def _listen_address(text: str) -> int:
+    """0: the room is on this computer only; 1: it is also served, over HTTPS, at this address."""
+    return 0 if listen_address(text) is None else 1
 
 
 def _port(text: str) -> int:
-    if not text.strip().isdigit() or not 1024 <= int(text) <= 65535:
+    digits = text.strip()
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= 5) or not 1024 <= int(digits) <= 65535:
         raise Invalid(f"'{text[:20]}' is not a port number from 1024 to 65535")
-    return int(text)
+    return int(digits)
 
 
 def _certificate(text: str) -> int:

@@ -9,11 +9,24 @@ from pathlib import Path
 from typing import Any
 
 from desktop.api.security import LocalSecurity
-from desktop.api.serving import EmbeddedServer, listening_socket, serve, shut
+from desktop.api.serving import ROOM_LIMITS, EmbeddedServer, listening_socket, serve, shut
 from desktop.core import settings
+from desktop.core.errors import Invalid
 from desktop.store.db import Store
 
 log = logging.getLogger(__name__)
+
+
+def not_of_this_computer(text: str) -> str | None:
+    """Why the room could not be served at `room_address` (a valid setting) on this computer now, or None."""
+    address = settings.listen_address(text)
+    if address is None:
+        return None
+    try:
+        listening_socket(str(address), 0).close()
+    except OSError as error:
+        return f"{address} is not an address of this computer ({error.strerror or error})"
+    return None
 
 
 class RoomListener:
@@ -35,10 +48,17 @@ class RoomListener:
         async with self._lock:
             await self._close()
             conn = self._store.conn
-            address = settings.text(conn, "room_address")
-            if address == "loopback":
+            try:  # stored by an older version, which let every wildcard spelling and '²' through, it may be refused now
+                chosen_address = settings.listen_address(settings.text(conn, "room_address"))
+                port = settings.current(conn, "room_port")
+            except Invalid as error:
+                self.problem = f"the room is not served beyond this computer: {error}"
+                log.warning("%s", self.problem)
                 return
-            port, chosen = settings.current(conn, "room_port"), settings.text(conn, "room_certificate")
+            if chosen_address is None:
+                return
+            address = str(chosen_address)  # as normalised: ::ffff:192.168.1.20 is served as 192.168.1.20
+            chosen = settings.text(conn, "room_certificate")
             from desktop.room import certificate  # cryptography (60 ms) only once the room goes beyond loopback
 
             try:
@@ -53,7 +73,7 @@ class RoomListener:
             shown = f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
             self._host = shown
             self._security.hosts.add(shown)
-            self._serving = await serve(self._security, sock, ssl_certfile=str(tls.certfile),
+            self._serving = await serve(self._security, sock, ROOM_LIMITS, ssl_certfile=str(tls.certfile),
                                         ssl_keyfile=str(tls.keyfile))
             self.url, self.fingerprint = f"https://{shown}/", tls.fingerprint
             log.info("the room is served at %s (certificate SHA-256 %s)", self.url, tls.fingerprint)
