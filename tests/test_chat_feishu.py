@@ -103,3 +103,18 @@ def test_a_dropped_long_connection_and_a_429_lose_nothing_and_repeat_nothing(cha
     assert later == ["Done.", f"{second['id']} · shell · echo while offline", "Started on agent shell", "Done."]
     time.sleep(1)
     assert len(feishu.messages) == posted + 4, "nothing twice"
+
+
+def test_a_hostile_prompt_is_shown_in_its_thread_as_written(chat_daemon: DaemonProcess, feishu: FakeFeishu) -> None:
+    """The card's plain text is the prompt's first line made visible, saying what follows."""
+    from tests.hostile_text import BY_NAME
+
+    daemon = chat_daemon
+    for name in ("erase line", "c0", "zero width", "ampersand", "many lines"):
+        hostile = BY_NAME[name]
+        asked = feishu.mention("ou_sarah", f"shell {hostile.text}")
+        feishu.wait(lambda asked=asked: feishu.thread(asked), what="the request's thread")  # type: ignore[misc]
+        rid = daemon.get("/api/requests").json()[0]["id"]
+        first = hostile.first if name == "many lines" else hostile.seen
+        assert text_of(feishu.messages[-1]["content"]) == \
+            f"{rid} · shell · {first}\nAsked by sarah.\nWaiting for the owner's approval.", name

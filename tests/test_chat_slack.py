@@ -161,3 +161,19 @@ def test_what_waits_for_slack_survives_a_daemon_restart_and_strange_payloads_cha
                                         f"Done.\nkept\nThe whole console: `cox logs {made['id']}` or the room."]
     assert [m["text"].split("\n")[0] for m in slack.messages] == [root["text"].split("\n")[0],
                                                                    "Started on agent shell", "Done."]
+
+
+def test_a_hostile_prompt_is_shown_in_its_thread_as_written(chat_daemon: tuple[DaemonProcess, str],
+                                                           slack: FakeSlack) -> None:
+    """What Slack shows (its escapes read back) is the prompt's first line made visible, saying what follows."""
+    from tests.hostile_text import BY_NAME
+
+    daemon, _ = chat_daemon
+    for name in ("erase line", "c0", "zero width", "ampersand", "many lines"):
+        hostile = BY_NAME[name]
+        asked = slack.mention("U_SARAH", f"shell {hostile.text}")
+        slack.wait(lambda asked=asked: slack.thread(asked), what="the request's thread")  # type: ignore[misc]
+        rid = daemon.get("/api/requests").json()[0]["id"]
+        shown = slack.messages[-1]["text"].replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+        first = hostile.first if name == "many lines" else hostile.seen
+        assert shown == f"{rid} · shell · {first}\nAsked by sarah.\nWaiting for the owner's approval.", name
