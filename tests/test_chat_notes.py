@@ -21,8 +21,8 @@ def said(text: str) -> TimelineRow:
 
 
 def test_the_title_is_the_id_the_agent_and_the_first_line() -> None:
-    assert title(request()) == "R20261129-07 · api · fix the flaky test"
-    assert title(request(prompt="x" * 100)).endswith("x" * 60 + "…")
+    assert title(request()) == "R20261129-07 · api · fix the flaky test … 1 more line"  # a shortened prompt says so
+    assert title(request(prompt="x" * 100)).endswith(" · " + "x" * 59 + "…")
 
 
 def test_progress_questions_failures_and_long_results() -> None:
