@@ -2,6 +2,7 @@
 
 import sqlite3
 import stat
+from pathlib import Path
 
 import httpx
 
@@ -86,3 +87,28 @@ def test_tokens_are_stored_as_hashes_and_never_logged(daemon: DaemonProcess) -> 
     with sqlite3.connect(daemon.home / "coxswain.db") as db:
         hashes = [r[0] for r in db.execute("SELECT token_hash FROM principals WHERE name = 'sarah'")]
     assert len(hashes[0]) == 64 and hashes[0] != token
+
+
+def test_teammates_see_agents_without_their_environment_and_arguments(daemon: DaemonProcess, tmp_path: Path) -> None:
+    (tmp_path / "api").mkdir()
+    added = daemon.post("/api/agents", {"name": "api", "runtime": "shell", "folder": str(tmp_path / "api"),
+                                        "env": {"DEPLOY_TARGET": "staging-7"}, "args": ["--internal-flag"]})
+    assert added.status_code == 201, added.text
+    sarah = daemon.add_person("sarah")
+    mine = {a["name"]: a for a in daemon.get("/api/agents").json()}
+    assert mine["api"]["options"]["env"] == {"DEPLOY_TARGET": "staging-7"}
+    assert mine["api"]["options"]["args"] == ["--internal-flag"]
+    theirs = daemon.get("/api/agents", token=sarah)
+    assert sorted(a["name"] for a in theirs.json()) == sorted(mine)
+    assert "staging-7" not in theirs.text and "--internal-flag" not in theirs.text
+    assert all("env" not in a["options"] and "args" not in a["options"] for a in theirs.json())
+
+
+def test_only_a_turns_token_reaches_the_mcp_server(daemon: DaemonProcess) -> None:
+    sarah = daemon.add_person("sarah")
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream"}
+    for token in (daemon.token, sarah):
+        refused = daemon.post("/mcp", listing, token=token, headers=headers)
+        assert refused.status_code == 403 and "agent sessions" in refused.json()["error"], refused.text
+    assert daemon.post("/mcp", listing, headers=headers, token="x" * 43).status_code == 401

@@ -62,3 +62,52 @@ def test_illegal_transitions_are_conflicts_naming_request_state_and_action(daemo
     assert answer.json()["error"] == f"{row['id']} is done; it cannot be approved"
     assert daemon.post(f"/api/requests/{row['id']}/cancel").json()["error"] == \
         f"{row['id']} is done; it cannot be cancelled"
+
+
+LONG = "9" * 5000  # more digits than int() takes from text (4,300): an unguarded int() raises, a 500
+
+
+def test_numbers_too_long_or_not_ascii_are_refused_not_500(daemon: DaemonProcess) -> None:
+    row = daemon.request("true")
+    cases = [
+        (daemon.get(f"/api/requests/R-{LONG}"), 400, "is not a request ID"),
+        (daemon.get(f"/api/requests/R20260101-{LONG}"), 400, "is not a request ID"),
+        (daemon.get("/api/requests/R-٠٣"), 400, "is not a request ID"),  # Arabic-Indic digits: int() takes them
+        (daemon.get(f"/api/requests/{row['id']}/output", params={"offset": str(10**30)}), 422, "offset"),
+        (daemon.get(f"/api/requests/{row['id']}/console", params={"before": str(10**30)}), 422, "before"),
+        (daemon.get("/api/requests", params={"limit": LONG}), 422, "limit"),
+        (daemon.post("/api/settings", {"key": "room_port", "value": "²"}), 400, "is not a port number"),
+        (daemon.post("/api/settings", {"key": "room_port", "value": "٨٠٨٠"}), 400, "is not a port number"),
+        (daemon.post("/api/settings", {"key": "room_port", "value": "9" * 250}), 400, "is not a port number"),
+        (daemon.post("/api/settings", {"key": "approval_ttl", "value": "9" * 250 + "s"}), 400, "is not a duration"),
+    ]
+    for answer, status, words in cases:
+        assert answer.status_code == status, answer.text
+        assert words in answer.text, answer.text
+    # a prompt mentioning such a thing mentions no request: it is taken, with no references
+    made = daemon.request(f"echo after R-{LONG} and R20260101-{LONG}")
+    assert made["references"] == []
+    assert daemon.get("/api/settings").json()["room_port"] == "7432"
+    assert daemon.get("/api/health").status_code == 200
+    assert "Traceback" not in (daemon.home / "logs" / "daemon.log").read_text()
+
+
+WILDCARDS = ["0", "0.0.0.0", "::", "[::]", "0:0::0", "::0.0.0.0", "::ffff:0:0", "::ffff:0.0.0.0", " :: ", "::%lo",
+             "0000:0000:0000:0000:0000:0000:0000:0000", "224.0.0.1", "255.255.255.255", "127.1", "0x7f000001",
+             "192.0.2.7", "2001:db8::1"]
+
+
+@pytest.mark.parametrize("address", WILDCARDS)
+def test_room_address_refuses_wildcards_and_addresses_not_of_this_computer(daemon: DaemonProcess,
+                                                                           address: str) -> None:
+    answer = daemon.post("/api/settings", {"key": "room_address", "value": address})
+    assert answer.status_code == 400, answer.text
+    assert daemon.get("/api/settings").json()["room_address"] == "loopback"
+    assert daemon.get("/api/room").json()["url"] is None
+
+
+def test_sgr_codes_too_long_for_int_are_no_colour() -> None:
+    from desktop.console import sgr
+
+    assert sgr.styled(f"\x1b[{LONG}mred\x1b[1;31mbold") == [{"text": "red"},
+                                                             {"text": "bold", "fg": "#cd3131", "bold": True}]

@@ -116,3 +116,23 @@ def test_an_agent_can_be_changed_and_removed_and_its_history_stays(daemon: Daemo
     again = daemon.cox("agent", "add", "web", "--runtime", "shell", "--folder", str(tmp_path), check=True)
     assert again.stdout.startswith("added agent web")
     assert daemon.cox("agent", "remove", "nobody").stderr.strip().endswith("there is no agent 'nobody'")
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(daemon: DaemonProcess) -> None:
+    """`cox list | head`: the pipe's reader is gone before cox writes; cox ends quietly, as a program SIGPIPE ends."""
+    import os
+    import subprocess
+
+    from tests.daemon_process import COX
+
+    for n in range(3):
+        daemon.request(f"echo {n}")
+    env = {k: v for k, v in os.environ.items() if k != "COX_TOKEN"}
+    for command in (["list"], ["task", "list"], ["agent", "list"]):
+        reader, writer = os.pipe()
+        os.close(reader)  # read nothing: the first write meets a closed pipe
+        done = subprocess.run([*COX, "--home", str(daemon.home), *command], stdout=writer, stderr=subprocess.PIPE,
+                              text=True, env=env, timeout=60)
+        os.close(writer)
+        assert done.returncode in (0, 141), (command, done.returncode, done.stderr)
+        assert done.stderr == "", (command, done.stderr)
