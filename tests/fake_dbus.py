@@ -1,6 +1,7 @@
 """Private D-Bus buses and fake desktop services that speak the real protocols (dbus-fast), for the tray app's tests:
 org.freedesktop.Notifications (records Notify/CloseNotification, can invoke an action as a click would) and
-org.freedesktop.login1 (emits PrepareForSleep, hands out inhibitor locks as pipes and sees them released)."""
+org.freedesktop.login1 (emits PrepareForSleep, hands out inhibitor locks as pipes and sees them released),
+org.kde.StatusNotifierWatcher (so Qt exports the tray over D-Bus, and its menu can be read as the shell reads it)."""
 
 import asyncio
 import contextlib
@@ -14,7 +15,8 @@ from typing import Any
 
 from dbus_fast import BusType
 from dbus_fast.aio import MessageBus
-from dbus_fast.service import ServiceInterface, method
+from dbus_fast.constants import PropertyAccess
+from dbus_fast.service import ServiceInterface, dbus_property, method
 from dbus_fast.service import signal as dbus_signal
 
 
@@ -139,6 +141,57 @@ class FakeLogind(ServiceInterface):
             asyncio.get_running_loop().remove_reader(lock.read_end)
             os.close(lock.read_end)
             lock.released = True
+
+
+class FakeStatusNotifierWatcher(ServiceInterface):
+    """org.kde.StatusNotifierWatcher, as a desktop with a StatusNotifierItem host has it (KDE, GNOME's AppIndicator
+    extension): while it is on the bus, Qt exports a tray icon over D-Bus and registers it here."""
+
+    def __init__(self) -> None:
+        super().__init__("org.kde.StatusNotifierWatcher")
+        self.items: list[str] = []  # the bus names of the registered items
+
+    @method()
+    def RegisterStatusNotifierItem(self, service: "s") -> None:
+        self.items.append(service)
+
+    @method()
+    def RegisterStatusNotifierHost(self, service: "s") -> None:
+        pass
+
+    @dbus_property(access=PropertyAccess.READ)
+    def RegisteredStatusNotifierItems(self) -> "as":
+        return self.items
+
+    @dbus_property(access=PropertyAccess.READ)
+    def IsStatusNotifierHostRegistered(self) -> "b":
+        return True
+
+    @dbus_property(access=PropertyAccess.READ)
+    def ProtocolVersion(self) -> "i":
+        return 0
+
+
+async def dbusmenu_labels(bus: MessageBus, service: str) -> list[str]:
+    """The labels of a StatusNotifierItem's menu and its submenus, as the shell reads them (GetLayout)."""
+    introspection = await bus.introspect(service, "/StatusNotifierItem")
+    item = bus.get_proxy_object(service, "/StatusNotifierItem", introspection).get_interface(
+        "org.kde.StatusNotifierItem")
+    path = await item.get_menu()  # type: ignore[attr-defined]
+    introspection = await bus.introspect(service, path)
+    menu = bus.get_proxy_object(service, path, introspection).get_interface("com.canonical.dbusmenu")
+    _, layout = await menu.call_get_layout(0, -1, [])  # type: ignore[attr-defined]
+
+    def labels(node: Any) -> list[str]:
+        found = []
+        for child in node[2]:
+            properties = child.value[1]
+            if "label" in properties:
+                found.append(properties["label"].value)
+            found += labels(child.value)
+        return found
+
+    return labels(layout)
 
 
 async def serve(address: str, name: str, path: str, interface: ServiceInterface) -> MessageBus:

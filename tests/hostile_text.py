@@ -68,10 +68,15 @@ def qt_shows(label: str) -> str:
 
 
 def dbusmenu_shows(qt_text: str) -> str:
-    """What a StatusNotifierItem host draws: Qt's convertMnemonic (the first `&` not at the end becomes `_`, in
-    qdbusmenutypes.cpp), then the dbusmenu label rules (`__` is `_`; any other `_` is not shown)."""
+    """What a StatusNotifierItem host draws for a Qt menu item's text: Qt's convertMnemonic (qdbusmenutypes.cpp: the
+    first `&` not at the end becomes `_`; seen on the bus in test_visible_traymenu.py), then the label's rules."""
     at = qt_text.find("&")
-    label = qt_text if at < 0 or at == len(qt_text) - 1 else qt_text[:at] + "_" + qt_text[at + 1:]
+    return label_shows(qt_text if at < 0 or at == len(qt_text) - 1 else qt_text[:at] + "_" + qt_text[at + 1:])
+
+
+def label_shows(label: str) -> str:
+    """What a shell draws for a com.canonical.dbusmenu `label`: `__` is `_`; any other `_` is not shown (the first
+    marks the next character as the access key)."""
     out, i = [], 0
     while i < len(label):
         if label[i] == "_":

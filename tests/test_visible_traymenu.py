@@ -1,0 +1,64 @@
+"""The tray's menu as a desktop shell draws it when Qt exports it over D-Bus: a StatusNotifierWatcher on a private
+session bus (as KDE and GNOME's AppIndicator extension have), the tray app's Tray on a real X display (Xvfb, xcb),
+and its menu's labels read as the shell reads them (com.canonical.dbusmenu GetLayout). Qt 6 hands over each item's
+text with only its first `&` turned into dbusmenu's `_` mnemonic; the shell drops a lone `_`."""
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+from tests.fake_dbus import FakeStatusNotifierWatcher, dbusmenu_labels, private_bus, serve, until
+from tests.hostile_text import CORPUS, label_shows
+from tests.test_gui_desktop import Screen, screen
+
+__all__ = ["screen"]
+TRAY = """
+import json, sys
+from datetime import date
+from PySide6.QtWidgets import QApplication
+from desktop.gui.summary import summarize
+from desktop.gui.tray import Tray
+
+app = QApplication([])
+tray = Tray(lambda verb, request_id: None)
+tray.show_summary(summarize(json.loads(sys.argv[1]), today=date(2026, 11, 29)))
+tray.show()
+print("dbusmenu" if tray.dbusmenu else "drawn by Qt", flush=True)
+app.exec()
+"""
+
+
+def test_the_shell_draws_each_prompt_in_the_tray_menu_as_written(screen: Screen) -> None:
+    requests = [{"id": f"R20261129-{n:02d}", "state": "pending", "agent": "shell", "requester": "sarah",
+                 "progress": None, "prompt": h.text} for n, h in enumerate(CORPUS, 1)]
+    with private_bus() as address:
+        env = {**screen.env, "QT_QPA_PLATFORM": "xcb", "DBUS_SESSION_BUS_ADDRESS": address}
+        env.pop("QT_QPA_PLATFORMTHEME", None)
+
+        async def scenario() -> list[str]:
+            watcher = FakeStatusNotifierWatcher()
+            bus = await serve(address, "org.kde.StatusNotifierWatcher", "/StatusNotifierWatcher", watcher)
+            tray = subprocess.Popen([sys.executable, "-c", TRAY, json.dumps(requests)], env=env,
+                                    stdout=subprocess.PIPE, text=True)
+            try:
+                assert tray.stdout is not None
+                assert (await asyncio.to_thread(tray.stdout.readline)).strip() == "dbusmenu"
+                await until(lambda: watcher.items)
+                return await dbusmenu_labels(bus, watcher.items[0])
+            finally:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(tray.pid, signal.SIGTERM)
+                tray.wait(10)
+                bus.disconnect()
+
+        labels: list[Any] = asyncio.run(scenario())
+    shown = [label_shows(label) for label in labels if label not in ("Approve", "Deny")]
+    assert shown[:len(CORPUS)] == [f"R-{n:02d} · shell · sarah · waiting for approval: {h.first}"
+                                   for n, h in enumerate(CORPUS, 1)]
+    assert shown[len(CORPUS):] == ["Open console", "Pause all agents", "Room: starting…", "Settings…",
+                                   "Quit Coxswain"]
