@@ -62,6 +62,8 @@ class _Slot:
         self.gate, self.peer = gate, peer
         self.close: Callable[[], object] = lambda: None
         self.idle = False  # waiting after an answer, not yet sent a byte of the next request
+        self.answered = False  # has had an answer: a kept-alive connection goes after those that never had one
+        self.stuck = False  # at work, but its peer reads nothing of the answer
         self._timer: asyncio.TimerHandle | None = None
         self._released = False
 
@@ -69,6 +71,7 @@ class _Slot:
         if self._released:
             return
         self.idle = idle
+        self.answered = self.answered or idle
         self.gate.waiting.pop(self, None)
         self.gate.waiting[self] = None  # the newest waiter: displaced last
         self._cancel_timer()
@@ -81,6 +84,7 @@ class _Slot:
 
     def stalled(self, stalled: bool) -> None:
         """At work, but its peer reads nothing of the answer: it may be displaced too."""
+        self.stuck = stalled
         if stalled and not self._released:
             self.gate.waiting.setdefault(self, None)
         elif self._timer is None:
@@ -125,7 +129,10 @@ class _Gate:
         """A place for a new connection from `peer`, displacing a waiting one if need be; None: every one is at work."""
         full_peer = self.peers[peer] >= self.limits.per_peer
         if full_peer or self.count >= self.limits.total:
-            victim = next((s for s in self.waiting if s.peer == peer or not full_peer), None)
+            # those that never had an answer (or read none of theirs) first, then kept-alive ones: a half-sent
+            # request never displaces the owner's pooled connection while one of its kind is left
+            mine = [s for s in self.waiting if s.peer == peer] if full_peer else self.waiting
+            victim = next((s for s in mine if not s.answered or s.stuck), None) or next(iter(mine), None)
             if victim is None:
                 self.note("refused", peer)
                 return None
