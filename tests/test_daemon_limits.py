@@ -81,6 +81,11 @@ def test_half_sent_requests_cannot_stop_the_owner_and_are_closed(
     # 384 files: today's desktop default is 1,024 (256 on macOS); without limits 400 connections use them all
     resource.prlimit(daemon.proc.pid, resource.RLIMIT_NOFILE, (384, 384))  # type: ignore[union-attr]
     port = int(daemon.url.rsplit(":", 1)[1])
+    health = f"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {daemon.token}\r\n\r\n"
+    pooled = connect("127.0.0.1", port, "127.0.0.1")  # the owner's kept-alive connection, idle through the attack
+    socks.append(pooled)
+    pooled.sendall(health.encode())
+    assert pooled.recv(65536).startswith(b"HTTP/1.1 200")
     for n in range(400):
         sock = connect("127.0.0.1", port, SOURCES[n % len(SOURCES)])
         if n % 4:  # three in four send part of a request and stop; the others send nothing at all
@@ -89,6 +94,10 @@ def test_half_sent_requests_cannot_stop_the_owner_and_are_closed(
     began = time.monotonic()
     with httpx.Client(base_url=daemon.url, timeout=10, headers={"Authorization": f"Bearer {daemon.token}"}) as owner:
         assert quickly(owner, "/api/health") < 2.0
+    pooled.sendall(health.encode())  # a half-sent request displaces those of its kind, not a kept-alive connection
+    assert pooled.recv(65536).startswith(b"HTTP/1.1 200")
+    socks.remove(pooled)
+    pooled.close()
     wait_closed(socks, SETTLED - (time.monotonic() - began))
     assert daemon.get("/api/health").status_code == 200
     daemon.stop()
