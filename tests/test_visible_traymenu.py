@@ -1,7 +1,8 @@
 """The tray's menu as a desktop shell draws it when Qt exports it over D-Bus: a StatusNotifierWatcher on a private
 session bus (as KDE and GNOME's AppIndicator extension have), the tray app's Tray on a real X display (Xvfb, xcb),
 and its menu's labels read as the shell reads them (com.canonical.dbusmenu GetLayout). Qt 6 hands over each item's
-text with only its first `&` turned into dbusmenu's `_` mnemonic; the shell drops a lone `_`."""
+text with only its first `&` turned into dbusmenu's `_` mnemonic; the shell drops a lone `_`. The tray's balloon goes
+to the notification server, whose body is markup."""
 
 import asyncio
 import contextlib
@@ -12,8 +13,8 @@ import subprocess
 import sys
 from typing import Any
 
-from tests.fake_dbus import FakeStatusNotifierWatcher, dbusmenu_labels, private_bus, serve, until
-from tests.hostile_text import CORPUS, label_shows
+from tests.fake_dbus import FakeNotifications, FakeStatusNotifierWatcher, dbusmenu_labels, private_bus, serve, until
+from tests.hostile_text import BY_NAME, CORPUS, label_shows
 from tests.test_gui_desktop import Screen, screen
 
 __all__ = ["screen"]
@@ -29,6 +30,7 @@ tray = Tray(lambda verb, request_id: None)
 tray.show_summary(summarize(json.loads(sys.argv[1]), today=date(2026, 11, 29)))
 tray.show()
 print("shown", flush=True)
+tray.balloon("Coxswain", sys.argv[2])
 app.exec()
 """
 
@@ -41,20 +43,25 @@ def test_the_shell_draws_each_prompt_in_the_tray_menu_as_written(screen: Screen)
         env.pop("QT_QPA_PLATFORMTHEME", None)
 
         async def scenario() -> list[str]:
-            watcher = FakeStatusNotifierWatcher()
+            watcher, notifications = FakeStatusNotifierWatcher(), FakeNotifications()
             bus = await serve(address, "org.kde.StatusNotifierWatcher", "/StatusNotifierWatcher", watcher)
-            tray = subprocess.Popen([sys.executable, "-c", TRAY, json.dumps(requests)], env=env,
-                                    stdout=subprocess.PIPE, text=True)
+            server = await serve(address, "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
+                                 notifications)
+            tray = subprocess.Popen([sys.executable, "-c", TRAY, json.dumps(requests), BY_NAME["markup"].text],
+                                    env=env, stdout=subprocess.PIPE, text=True)
             try:
                 assert tray.stdout is not None
                 assert (await asyncio.to_thread(tray.stdout.readline)).strip() == "shown"
                 await until(lambda: watcher.items)
+                await until(lambda: notifications.shown)  # the balloon: Qt sends it to the notification server
+                assert notifications.shown[0].seen == BY_NAME["markup"].seen, notifications.shown[0].body
                 return await dbusmenu_labels(bus, watcher.items[0])
             finally:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(tray.pid, signal.SIGTERM)
                 tray.wait(10)
                 bus.disconnect()
+                server.disconnect()
 
         labels: list[Any] = asyncio.run(scenario())
     shown = [label_shows(label) for label in labels if label not in ("Approve", "Deny")]

@@ -3,10 +3,8 @@ requests waiting for approval (Approve, Deny), the running ones (Open in console
 Pause/Resume all agents, the room's address (opens its QR code), Settings and Quit.
 It only shows and asks: what a click means is the app's callback (`act`), which goes to the daemon's API."""
 
-import sys
 from collections.abc import Callable
 
-from PySide6 import QtGui
 from PySide6.QtCore import QRectF, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QFont, QIcon, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
@@ -57,13 +55,10 @@ class Tray(QSystemTrayIcon):
     def balloon(self, title: str, message: str) -> None:
         """The tray's own message: the last resort for a notice, and where a failed click says why."""
         self.balloons = [*self.balloons[-19:], (title, message)]
-        if self.dbusmenu:  # Qt sends it to the notification server, which reads the body as markup
-            message = markup(message)
-        elif sys.platform.startswith("linux"):  # Qt's own balloon: a label that takes text with a tag as rich text
-            message = QtGui.Qt.convertFromPlainText(visible(message), Qt.WhiteSpaceMode.WhiteSpacePre)
-        else:
-            message = visible(message)
-        self.showMessage(visible(title), message, self._icons["waiting"], 15000)
+        # exported over D-Bus, Qt hands it to the notification server as it is, and that reads the body as markup;
+        # Qt's own balloon (a label set to plain text) and the native ones on Windows and macOS show plain text
+        self.showMessage(visible(title), markup(message) if self.dbusmenu else visible(message),
+                         self._icons["waiting"], 15000)
 
     def _icon(self, summary: TraySummary) -> QIcon:
         """The state's picture; waiting ones carry their count, and while running with known progress, a ring around
