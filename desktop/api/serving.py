@@ -12,6 +12,7 @@ What was refused or closed is summed up in the log at most twice a minute, never
 import asyncio
 import contextlib
 import errno
+import functools
 import logging
 import socket
 from collections import Counter
@@ -260,7 +261,7 @@ class EmbeddedServer(uvicorn.Server):
                     if error.errno in OUT_OF_FILES:
                         self._gate.note("out of files", "?")
                         self._gate.make_room()
-                        await asyncio.sleep(0.05)
+                    await asyncio.sleep(0.05 if error.errno in OUT_OF_FILES else 0.001)
                     continue  # a connection reset before it was accepted, …
                 self._take(conn, str(address[0]))
             await asyncio.sleep(0)
@@ -279,6 +280,7 @@ class EmbeddedServer(uvicorn.Server):
         handshake = asyncio.create_task(self._connect(conn, protocol, slot, tls))
         self._handshakes.add(handshake)
         handshake.add_done_callback(self._handshakes.discard)
+        handshake.add_done_callback(functools.partial(_cancelled, conn, slot))
         slot.close = handshake.cancel
         slot.wait(self.limits.header_timeout)
 
@@ -294,6 +296,13 @@ class EmbeddedServer(uvicorn.Server):
             if not connected:  # cancelled (displaced, timed out, shut down) or failed: the socket goes too
                 conn.close()
                 slot.release()
+
+
+def _cancelled(conn: socket.socket, slot: _Slot, handshake: "asyncio.Task[None]") -> None:
+    """A handshake cancelled before it began has no `finally` of its own to close the socket."""
+    if handshake.cancelled():
+        conn.close()
+        slot.release()
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
