@@ -13,10 +13,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from desktop.console.redact import redact
 from desktop.core.ledger import Ledger
 from desktop.core.settings import current
 from desktop.core.states import State
+from desktop.reentry import relay_command
 from desktop.runtimes.base import Event, Launch, Parser, Runtime, SessionTools, context_block, readable_error
 from desktop.store import directory
 from desktop.store import requests as requests_sql
@@ -31,6 +34,7 @@ log = logging.getLogger(__name__)
 MAX_RESUMES = 3
 MAX_EVENT_LINE = 16 << 20  # an unfinished line longer than this is not an event; it is dropped, not kept growing
 TAIL_SECONDS = 0.05
+CLI_PROCESSES = ("node", "codex", "gemini", "copilot")  # what an agent CLI runs of its own (Codex: a native binary)
 INTERRUPT_SECONDS = 10  # an interrupted CLI that has not ended by then is stopped
 
 
@@ -157,10 +161,21 @@ class RequestRuns:
             return
         run = self._runs.get(request.id)
         if runtime is not None and runtime.cancel_mode == "after_tool" and run is not None:
-            if asking or run.tools_at_work == 0:
+            if asking or not self._tool_at_work(run):
                 self._interrupt(run)
             return  # else `_apply` interrupts it when the current tool call completes
         await self._supervisor.stop(Path(task.dir), current(self._store.conn, "cancel_grace"))
+
+    def _tool_at_work(self, run: _Run) -> bool:
+        """The CLI said a tool call started and has not said it finished, or (Codex says nothing of a command until
+        it ended) a process runs under the CLI that is not the CLI itself or Coxswain's MCP relay."""
+        self._drain(run)
+        relay = relay_command()[-1]
+
+        def own(process: psutil.Process) -> bool:
+            return process.name().startswith(CLI_PROCESSES) or relay in process.cmdline()
+
+        return run.tools_at_work > 0 or self._supervisor.runs_besides(run.task_dir, own)
 
     def _interrupt(self, run: _Run) -> None:
         """SIGINT, as at a terminal; a CLI still there `INTERRUPT_SECONDS` later is stopped outright."""

@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,19 @@ class Supervisor:
             with contextlib.suppress(psutil.Error):
                 process.send_signal(signum)
         return True
+
+    def runs_besides(self, task_dir: Path, own: Callable[[psutil.Process], bool]) -> bool:
+        """Whether a process runs under the command that is not one of its `own` (a tool call an agent CLI runs)."""
+        try:
+            command = psutil.Process(int(_runner_record(task_dir)["pid"]))
+            under = command.children(recursive=True)
+        except (KeyError, TypeError, ValueError, psutil.Error):
+            return False
+        for process in under:
+            with contextlib.suppress(psutil.Error):
+                if process.status() != psutil.STATUS_ZOMBIE and not own(process):
+                    return True
+        return False
 
     async def stop(self, task_dir: Path, grace: float) -> None:
         """End the command and everything it started: SIGTERM, SIGKILL after `grace` seconds. The runner does it
