@@ -137,6 +137,8 @@ def test_authentication_error_in_words(cli_daemon: DaemonProcess, runtime: str) 
     row = cli_daemon.request("FAIL 401", agent="agent")
     failed = cli_daemon.wait_state(row["id"], "failed", timeout=60)
     assert RUNTIMES[runtime]["auth"] in failed["result"]
+    assert_words(failed["result"])
+    assert '{"' not in failed["result"] and failed["timeline"][-1]["text"] == f"failed: {failed['result']}"
 
 
 # Gemini CLI retries a 429 by its own policy for minutes before it gives up, too long for the suite.
