@@ -99,10 +99,10 @@ class Daemon:
         down_since = self._last_heartbeat()
         if down_since is not None:
             self.runs.interrupt_running(f"the daemon was not running since {_clock_time(down_since)}")
-        await self.runs.reattach("the daemon restarted")
         self.tasks = BackgroundTasks(self.store, self.ledger, supervisor, self.home.tasks, self.events, wall,
                                      self.clock.mono, environment=self.runs.agent_env)
         self.tasks.reattach()
+        await self.runs.reattach("the daemon restarted")
         self.sessions = Sessions(self.store, self.ledger, self.events, self.agents, self._runtime_missing, wall,
                                  self.clock.mono)
 
