@@ -2,7 +2,8 @@
 restart it each time; then check the invariants. `python -m bench.crash --rounds 500` (the test suite runs 50).
 
 Invariants: no acknowledged request lost (nor its approval or cancel), no ID reused or skipped, no request's
-command ran twice, the audit chain intact, nothing left running."""
+command ran twice, the audit chain intact, nothing left running, and no request failed "outcome unknown" whose
+command never began (approved work is run, not dropped)."""
 
 import argparse
 import asyncio
@@ -113,11 +114,15 @@ def _check(daemon: DaemonProcess, seen: Acknowledged, log: Path) -> dict[str, in
     for request_id, row in rows.items():
         if row["state"] == "done":
             assert runs[seen.created.get(request_id, "?")] == 1 or request_id not in seen.created
+    unknown = [request_id for request_id, row in rows.items() if row["state"] == "failed"
+               and "outcome unknown" in daemon.show(request_id)["timeline"][-1]["text"]]
+    never_began = [r for r in unknown if not (daemon.home / "tasks" / f"{r}.1" / "runner.json").exists()]
+    assert not never_began, f"failed 'outcome unknown' although their command never began: {never_began}"
     verify = daemon.get("/api/audit/verify").json()
     assert verify["intact"], verify
     states = Counter(r["state"] for r in rows.values())
     return {"requests": len(rows), "acknowledged": len(seen.created), "commands_run": sum(runs.values()),
-            "audit_records": verify["records"], **states}
+            "audit_records": verify["records"], "outcome_unknown": len(unknown), **states}
 
 
 def main() -> int:

@@ -68,6 +68,7 @@ class Daemon:
         self.sleep = power_for_platform(self.suspend, self.resume)
         self._background: set[asyncio.Task[None]] = set()
         self.chat_problems: dict[str, str] = {}
+        self._mcp_built = asyncio.Event()
 
     async def start(self) -> None:
         self._lock.acquire()
@@ -91,15 +92,17 @@ class Daemon:
         self.runs = RequestRuns(self.store, self.ledger, supervisor, self.runtimes, self.home.tasks, wall,
                                 on_finished=lambda: self.dispatcher.kick(), session_tools=self._session_tools,
                                 on_event=self._on_runtime_event,
-                                environment=lambda: {**os.environ, **self.secrets.environment()})
+                                environment=lambda: {**os.environ, **self.secrets.environment()},
+                                tools_ready=self._tools_ready,
+                                stop_tasks=lambda request_id: self.tasks.stop_all_of(request_id, "request cancelled"))
         self.dispatcher = Dispatcher(self.store, self.ledger, self.runs.launch)
         down_since = self._last_heartbeat()
         if down_since is not None:
             self.runs.interrupt_running(f"the daemon was not running since {_clock_time(down_since)}")
-        await self.runs.reattach("the daemon restarted")
         self.tasks = BackgroundTasks(self.store, self.ledger, supervisor, self.home.tasks, self.events, wall,
                                      self.clock.mono, environment=self.runs.agent_env)
         self.tasks.reattach()
+        await self.runs.reattach("the daemon restarted")
         self.sessions = Sessions(self.store, self.ledger, self.events, self.agents, self._runtime_missing, wall,
                                  self.clock.mono)
 
@@ -129,6 +132,7 @@ class Daemon:
                             sessions=self.sessions, check_setting=self._check_setting)
         _, security, mcp = build(services)
         self._mcp = mcp
+        self._mcp_built.set()
         sock = listening_socket(self.host, self.port)
         self.port = sock.getsockname()[1]
         security.allow_port(self.port)
@@ -267,6 +271,11 @@ class Daemon:
         if action == Action.CANCEL and request.state == State.RUNNING:
             self.runs.cancel_soon(request, asking=self.ledger.open_question(request.id) is not None)
             self.ledger.withdraw_questions(request.id, "the request was cancelled")
+
+    async def _tools_ready(self) -> None:
+        """The agent CLIs' MCP server is up (built at the first turn that needs it, before the CLI starts)."""
+        await self._mcp_built.wait()
+        await self._mcp.ready()
 
     def _on_runtime_event(self, request: RequestRow, event: Event) -> None:
         self.events.publish({"type": "runtime", "id": request.id, "kind": event.kind, "text": redact(event.text[:2000]),

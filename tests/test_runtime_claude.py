@@ -2,10 +2,12 @@
 
 import json
 import os
+import random
 import signal
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tests.daemon_process import DaemonProcess
@@ -24,6 +26,19 @@ def runner_info(daemon: DaemonProcess, request_id: str, attempt: int = 1) -> dic
             return info
         time.sleep(0.02)
     raise AssertionError(f"no runner for {request_id}")
+
+
+def unique_sleep() -> str:
+    """A `sleep` command no other test runs, found again by its command line (a tool may run in a PID namespace of
+    its own, as Codex's sandbox does, so the PID it sees is not the machine's)."""
+    return f"sleep {30 + random.random():.6f}"
+
+
+def still_running(command: str) -> bool:
+    for process in psutil.process_iter(["cmdline", "status"]):
+        if process.info["cmdline"] == command.split() and process.info["status"] != psutil.STATUS_ZOMBIE:
+            return True
+    return False
 
 
 def wait_for(condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
@@ -64,12 +79,13 @@ def test_references_reach_claude_as_a_context_block(claude_daemon: DaemonProcess
 
 def test_runtime_killed_mid_turn_resumes_the_same_session(claude_daemon: DaemonProcess,
                                                           fake_model: FakeModelServer, tmp_path: Path) -> None:
-    marker = tmp_path / "project" / "steps"
-    row = claude_daemon.request(f"TOOL echo one >> {marker}; sleep 30\nTOOL echo two >> {marker}", agent="claude")
-    wait_for(lambda: marker.exists())
+    marker, sleep = tmp_path / "project" / "steps", unique_sleep()
+    row = claude_daemon.request(f"TOOL echo one >> {marker}; {sleep}\nTOOL echo two >> {marker}", agent="claude")
+    wait_for(lambda: marker.exists() and still_running(sleep))
     os.killpg(runner_info(claude_daemon, row["id"])["pgid"], signal.SIGKILL)
     done = claude_daemon.wait_state(row["id"], "done", timeout=60)
     assert marker.read_text() == "one\ntwo\n"
+    assert not still_running(sleep), "the dead attempt's tool call was ended before the turn resumed"
     kinds = [t["kind"] for t in done["timeline"]]
     assert kinds.count("interrupted") == 1 and kinds.count("resumed") == 1
     assert "killed by SIGKILL" in next(t["text"] for t in done["timeline"] if t["kind"] == "interrupted")
@@ -104,6 +120,18 @@ def test_cancel_stops_before_the_next_tool_call(claude_daemon: DaemonProcess, tm
     ended = claude_daemon.wait_state(row["id"], "cancelled", timeout=60)
     assert marker.read_text() == "one\nfirst done\n", "the current tool call finished; the next never ran"
     assert ended["timeline"][-1]["text"] == "cancelled at a safe point"
+
+
+def test_cancel_while_the_model_thinks_stops_before_the_next_tool_call(claude_daemon: DaemonProcess,
+                                                                      tmp_path: Path) -> None:
+    marker = tmp_path / "project" / "steps"
+    row = claude_daemon.request(f"DELAY 3\nTOOL echo one >> {marker}\nTOOL echo two >> {marker}", agent="claude")
+    wait_for(lambda: marker.exists(), timeout=60)
+    claude_daemon.post(f"/api/requests/{row['id']}/cancel")  # the model thinks for 3 s before the second call
+    ended = claude_daemon.wait_state(row["id"], "cancelled", timeout=60)
+    assert marker.read_text() == "one\n", "the next tool call never ran"
+    assert ended["timeline"][-1]["text"] == "cancelled at a safe point"
+    assert not ended["result"].lstrip().startswith(("{", "[")), ended["result"]
 
 
 def test_authentication_error_in_words(claude_daemon: DaemonProcess) -> None:

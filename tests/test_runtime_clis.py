@@ -11,7 +11,7 @@ import pytest
 
 from tests.daemon_process import DaemonProcess
 from tests.fake_model.server import FakeModelServer
-from tests.test_runtime_claude import runner_info, wait_for
+from tests.test_runtime_claude import runner_info, still_running, unique_sleep, wait_for
 
 RUNTIMES = {
     # kill: when the resume test kills the CLI: during a tool call, or after one while the model answers (Gemini does
@@ -68,19 +68,20 @@ def test_progress_from_the_plan_and_never_invented(cli_daemon: DaemonProcess, ru
 
 def test_runtime_killed_mid_turn_resumes_the_same_session(cli_daemon: DaemonProcess, fake_model: FakeModelServer,
                                                           tmp_path: Path, runtime: str) -> None:
-    marker = tmp_path / "project" / "steps"
+    marker, sleep = tmp_path / "project" / "steps", unique_sleep()
     if RUNTIMES[runtime]["kill"] == "tool":
-        prompt = f"TOOL echo one >> {marker}; sleep 30\nTOOL echo two >> {marker}"
+        prompt = f"TOOL echo one >> {marker}; {sleep}\nTOOL echo two >> {marker}"
     else:
         prompt = f"DELAY 2\nTOOL echo one >> {marker}\nTOOL echo two >> {marker}"
     row = cli_daemon.request(prompt, agent="agent")
-    wait_for(lambda: marker.exists())
+    wait_for(lambda: marker.exists() and (RUNTIMES[runtime]["kill"] != "tool" or still_running(sleep)))
     time.sleep(0.3)
     thread = cli_daemon.show(row["id"])["session_ref"]
     os.killpg(runner_info(cli_daemon, row["id"])["pgid"], signal.SIGKILL)
     done = cli_daemon.wait_state(row["id"], "done", timeout=60)
     assert done["session_ref"] == thread
     assert marker.read_text() == "one\ntwo\n"
+    assert not still_running(sleep), "the dead attempt's tool call was ended before the turn resumed"
     assert [t["kind"] for t in done["timeline"]].count("resumed") == 1
     resumed = json.dumps(model_calls(fake_model, runtime)[-2][RUNTIMES[runtime]["history"]])
     assert "TOOL echo one" in resumed and "The session was interrupted" in resumed, "history re-sent"
@@ -108,12 +109,36 @@ def test_cancel_interrupts_right_after_the_tool_call(cli_daemon: DaemonProcess, 
     ended = cli_daemon.wait_state(row["id"], "cancelled", timeout=60)
     assert marker.read_text() == "one\nfirst done\n", "the current tool call finished; the next never ran"
     assert ended["timeline"][-1]["text"] == "cancelled at a safe point"
+    assert_words(ended["result"])
+
+
+def test_cancel_while_the_model_thinks_stops_before_the_next_tool_call(cli_daemon: DaemonProcess, tmp_path: Path,
+                                                                      runtime: str) -> None:
+    marker = tmp_path / "project" / "steps"
+    row = cli_daemon.request(f"DELAY 3\nTOOL echo one >> {marker}\nTOOL echo two >> {marker}", agent="agent")
+    wait_for(lambda: marker.exists(), timeout=60)
+    asked = time.monotonic()
+    cli_daemon.post(f"/api/requests/{row['id']}/cancel")  # the model thinks for 3 s before the second call
+    ended = cli_daemon.wait_state(row["id"], "cancelled", timeout=60)
+    assert marker.read_text() == "one\n", "the next tool call never ran"
+    assert ended["timeline"][-1]["text"] == "cancelled at a safe point"
+    assert time.monotonic() - asked < 15, "interrupted at once, not after a next tool call"
+    assert_words(ended["result"])
+
+
+def assert_words(result: str) -> None:
+    """A cancelled turn's result is words a person reads: what the model said, or why it stopped; never the CLI's
+    event stream or its warnings."""
+    assert result and not result.lstrip().startswith(("{", "[", "WARNING")), result
+    assert '"type"' not in result, result
 
 
 def test_authentication_error_in_words(cli_daemon: DaemonProcess, runtime: str) -> None:
     row = cli_daemon.request("FAIL 401", agent="agent")
     failed = cli_daemon.wait_state(row["id"], "failed", timeout=60)
     assert RUNTIMES[runtime]["auth"] in failed["result"]
+    assert_words(failed["result"])
+    assert '{"' not in failed["result"] and failed["timeline"][-1]["text"] == f"failed: {failed['result']}"
 
 
 # Gemini CLI retries a 429 by its own policy for minutes before it gives up, too long for the suite.

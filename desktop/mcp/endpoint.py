@@ -1,5 +1,6 @@
 """`/mcp` in the daemon's HTTP server. The MCP SDK costs about 0.4 s to import and 27 MB, and only agent sessions
-use it, so the server is built at the first call (the import on a thread; that call waits ~0.4 s once). Its session
+use it, so the server is built before the first agent CLI turn starts (the import on a thread), never while a CLI
+waits for its handshake. Its session
 manager then runs in one task of its own until the daemon stops."""
 
 import asyncio
@@ -46,11 +47,15 @@ class McpEndpoint:
             self._sessions = None
             self._ready.set()  # calls waiting now are answered: 503 if the server could not start
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def ready(self) -> bool:
+        """Start the server if it is not up yet; True once it serves, False if it could not start."""
         if self._serving is None and not self._stopping.is_set():
             self._serving = asyncio.create_task(self._serve(), name="mcp")
         await self._ready.wait()
-        if self._sessions is None:
+        return self._sessions is not None
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if not await self.ready():
             await JSONResponse({"error": "the MCP server is not running"}, status_code=503)(scope, receive, send)
             return
         CALLER.set(scope["state"]["actor"])

@@ -116,3 +116,25 @@ def json_line(line: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def readable_error(text: str) -> str:
+    """An error as words: a CLI that quotes the provider's JSON error body (`[API Error: {"error": {"message": …`)
+    gives its message (and code); anything else stays as it is."""
+    start = text.find("{")
+    if start < 0:
+        return text
+    try:
+        body, _ = json.JSONDecoder().raw_decode(text[start:])
+    except ValueError:
+        return text
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(error, str):
+        message, code = error, None
+    elif isinstance(error, dict) and isinstance(error.get("message"), str):
+        message, code = error["message"], error.get("code") or error.get("status")
+    else:
+        return text
+    before = text[:start].strip().strip("[:").strip()
+    words = f"{before}: {message}" if before else message
+    return f"{words} ({code})" if code is not None and str(code) not in message else words

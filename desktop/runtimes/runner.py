@@ -3,13 +3,26 @@
 Started by the daemon in a session of its own, it runs COMMAND in a new process group, appends everything the
 command prints to TASK_DIR/output and, when the command ends, writes TASK_DIR/exit.json. It does not depend on the
 daemon: if the daemon stops or crashes, the command goes on and its outcome is kept. It imports only os, signal,
-sys and time, so the command starts a few milliseconds after the runner does.
+sys and time (and ctypes on Linux), so the command starts a few milliseconds after the runner does.
+
+Nothing of the command outlives it. On Linux the runner is a child subreaper: whatever the command starts and
+leaves behind (`setsid`, a double fork, `nohup … &`) becomes the runner's child, not init's. When the command ends,
+or the runner gets SIGTERM (a stop), every process of the tree gets SIGTERM, then SIGKILL after the grace period
+(TASK_DIR/stop.json's `grace`, written by whoever stops it); exit.json is written once none is left, naming any
+that outlived SIGKILL. Every process also inherits COXSWAIN_TASK=TASK_DIR, so a tree whose runner is gone can
+still be found.
 """
 
 import os
 import signal
 import sys
 import time
+
+TASK_MARK = "COXSWAIN_TASK"
+GRACE = 5.0  # seconds from SIGTERM to SIGKILL when nobody said otherwise
+SURVIVOR_WAIT = 2.0  # how long SIGKILL may take before a process is named as having outlived it
+PR_SET_CHILD_SUBREAPER = 36
+WATCHED = {signal.SIGCHLD, signal.SIGTERM}  # on Linux blocked, and taken one at a time with sigtimedwait
 
 
 def write_atomically(path: str, text: str) -> None:
@@ -36,6 +49,8 @@ def _start(command: list[str], output: int) -> int:
             os.dup2(output, 2)
             for signum in (signal.SIGHUP, signal.SIGINT):
                 signal.signal(signum, signal.SIG_DFL)
+            if hasattr(signal, "pthread_sigmask"):
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, WATCHED)
             os.execvp(command[0], command)
         except OSError as error:
             os.write(2, f"could not start {command[0]}: {error.strerror}\n".encode())
@@ -48,6 +63,120 @@ def _start(command: list[str], output: int) -> int:
     return pid
 
 
+def _become_subreaper() -> bool:
+    try:
+        import ctypes
+
+        return bool(ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def descendants(root: int) -> list[int]:
+    """The live (not zombie) descendants of `root`, read from /proc."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(b")") + 2:].split()
+        if fields[0] != b"Z":
+            children.setdefault(int(fields[1]), []).append(int(name))
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _signal_tree(pgid: int, signum: int) -> None:
+    """The command's group first, all at once, so no member sees another die before its own signal; then every
+    other descendant (agent CLIs start their tools in groups of their own; orphans came to us)."""
+    try:  # noqa: SIM105
+        os.killpg(pgid, signum)
+    except OSError:
+        pass
+    for pid in descendants(os.getpid()):
+        try:  # noqa: SIM105
+            os.kill(pid, signum)
+        except OSError:
+            pass
+
+
+def _grace(task_dir: str) -> float:
+    try:
+        with open(os.path.join(task_dir, "stop.json"), "rb") as f:
+            text = f.read().decode()
+        return max(0.0, float(text.split('"grace":', 1)[1].strip(" }\n")))
+    except (OSError, ValueError, IndexError):
+        return GRACE
+
+
+def _reap(pid: int) -> int | None:
+    """Reap every child that ended; the command's exit code once it has."""
+    returncode = None
+    while True:
+        try:
+            child, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return returncode
+        if child == 0:
+            return returncode
+        if child == pid:
+            returncode = os.waitstatus_to_exitcode(status)
+
+
+def _supervise(task_dir: str, pid: int) -> tuple[int, list[int]]:
+    """Wait for the command, then end whatever of its tree is left (at once on SIGTERM). Returns the command's exit
+    code and the processes that outlived SIGKILL."""
+    returncode: int | None = None
+    term_at: float | None = None
+    kill_at: float | None = None
+    grace = GRACE
+    while True:
+        ended = _reap(pid)
+        returncode = ended if ended is not None else returncode
+        now = time.monotonic()
+        left = descendants(os.getpid())
+        if returncode is not None and not left:
+            return returncode, []
+        if term_at is None and returncode is not None:  # the command ended: what it left behind ends too
+            term_at, grace = now, _grace(task_dir)
+            _signal_tree(pid, signal.SIGTERM)
+        if term_at is not None and kill_at is None and now >= term_at + grace:
+            kill_at = now
+            _signal_tree(pid, signal.SIGKILL)
+        if kill_at is not None and now >= kill_at + SURVIVOR_WAIT:
+            if returncode is not None:
+                return returncode, left
+            kill_at = now  # the command itself is still there: again, until it goes
+            _signal_tree(pid, signal.SIGKILL)
+        if term_at is None:
+            timeout = 3600.0
+        elif kill_at is None:
+            timeout = term_at + grace - now
+        else:
+            timeout = kill_at + SURVIVOR_WAIT - now
+        caught = signal.sigtimedwait(WATCHED, max(0.01, timeout))
+        if caught is not None and caught.si_signo == signal.SIGTERM and term_at is None:
+            term_at, grace = time.monotonic(), _grace(task_dir)
+            _signal_tree(pid, signal.SIGTERM)
+
+
+def _command_line(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()[:200]
+    except OSError:
+        return "?"
+
+
 def main(argv: list[str]) -> int:
     task_dir, command = argv[0], argv[1:]
     started = time.time()
@@ -55,13 +184,21 @@ def main(argv: list[str]) -> int:
     write_atomically(os.path.join(task_dir, "runner.json"), f"{{{identity}}}")
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the terminal or session going away must not end the task
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ[TASK_MARK] = task_dir
     output = os.open(os.path.join(task_dir, "output"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    survivors: list[int] = []
     if hasattr(os, "fork"):
+        tracked = os.path.isdir("/proc") and hasattr(signal, "sigtimedwait") and _become_subreaper()
+        if tracked:  # before the fork: a stop that comes at once is taken up, not fatal to the runner
+            signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
         pid = _start(command, output)
-        signal.signal(signal.SIGTERM, lambda signum, _frame: os.killpg(pid, signum))
         write_atomically(os.path.join(task_dir, "runner.json"),
-                         f'{{{identity}, "pid": {pid}, "pgid": {pid}}}')
-        returncode = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+                         f'{{{identity}, "pid": {pid}, "pgid": {pid}, "tracked": {str(tracked).lower()}}}')
+        if tracked:
+            returncode, survivors = _supervise(task_dir, pid)
+        else:  # macOS: the process group; the daemon kills it whole after the grace
+            signal.signal(signal.SIGTERM, lambda signum, _frame: os.killpg(pid, signum))
+            returncode = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     else:  # Windows: no fork; a new process group through subprocess
         import subprocess
 
@@ -70,9 +207,15 @@ def main(argv: list[str]) -> int:
         write_atomically(os.path.join(task_dir, "runner.json"),
                          f'{{{identity}, "pid": {child.pid}}}')
         returncode = child.wait()
-    ended = f'{{"returncode": {returncode}, "ended_at": {time.time()!r}}}'
+    named = ", ".join(f'{{"pid": {p}, "command": {_json_string(_command_line(p))}}}' for p in survivors)
+    ended = f'{{"returncode": {returncode}, "ended_at": {time.time()!r}, "survivors": [{named}]}}'
     write_atomically(os.path.join(task_dir, "exit.json"), ended)
     return 0
+
+
+def _json_string(text: str) -> str:
+    escaped = "".join(c if c.isprintable() and c not in '"\\' else f"\\u{ord(c):04x}" for c in text)
+    return f'"{escaped}"'
 
 
 if __name__ == "__main__":

@@ -17,8 +17,10 @@ def finish(conn: sqlite3.Connection, task_id: str, at: float, exit_code: int | N
     )
 
 
-def for_request(conn: sqlite3.Connection, request_id: str) -> list[TaskRow]:
-    rows = conn.execute("SELECT * FROM tasks WHERE request_id = ? ORDER BY started_at", (request_id,))
+def turns(conn: sqlite3.Connection, request_id: str) -> list[TaskRow]:
+    """The agent processes of a request's turns, first attempt first (not the background tasks it started)."""
+    rows = conn.execute("SELECT * FROM tasks WHERE request_id = ? AND kind = 'request' ORDER BY started_at, rowid",
+                        (request_id,))
     return [TaskRow(**dict(r)) for r in rows]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from desktop.console.redact import redact
 from desktop.console.stream import ConsoleStream
-from desktop.core.actors import Actor
+from desktop.core.actors import SYSTEM, Actor
 from desktop.core.errors import Conflict, Forbidden, Invalid, NotFound
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
@@ -85,7 +85,7 @@ class BackgroundTasks:
         self._events, self._wall, self._mono, self._environment = events, wall, mono, environment
         self._follows: dict[str, _Follow] = {}
         self._watchers: dict[str, asyncio.Task[None]] = {}
-        self._stopping: set[asyncio.Future[None]] = set()
+        self._stopping: dict[str, asyncio.Future[None]] = {}  # by task
         self._last_tick = mono()
 
     # --- starting and stopping ---------------------------------------------------------------------------
@@ -132,10 +132,21 @@ class BackgroundTasks:
             with self._store.transaction() as conn:
                 sql.update(conn, row.id, {"stopping_at": self._wall(),
                                           "stop_reason": reason or f"stopped by {actor.name}"})
-        stopping = asyncio.ensure_future(self._supervisor.stop(Path(row.dir), current(self._store.conn, "stop_grace")))
-        self._stopping.add(stopping)
-        stopping.add_done_callback(self._stopping.discard)
+        if row.id not in self._stopping:
+            grace = current(self._store.conn, "stop_grace")
+            stopping = self._stopping[row.id] = asyncio.ensure_future(self._supervisor.stop(Path(row.dir), grace))
+            stopping.add_done_callback(lambda _: self._stopping.pop(row.id, None))
         return self.get(task_id)
+
+    async def stop_all_of(self, request_id: str, reason: str) -> list[str]:
+        """Stop every background task `request_id` started and wait until each has ended; returns them named
+        ("T3 (npm test)")."""
+        rows = [row for row in sql.running(self._store.conn) if row.request_id == request_id and row.kind in KINDS]
+        for row in rows:
+            await self.stop(row.id, SYSTEM, reason)
+        waits = [w for row in rows for w in (self._stopping.get(row.id), self._watchers.get(row.id)) if w is not None]
+        await asyncio.gather(*(asyncio.shield(w) for w in waits), return_exceptions=True)
+        return [f"{row.id} ({row.description or row.command[:60]})" for row in rows]
 
     # --- reading ------------------------------------------------------------------------------------------
 
@@ -286,13 +297,16 @@ class BackgroundTasks:
                else "completed" if code == 0 else "failed")
         with self._store.transaction() as conn:
             sql.finish(conn, task_id, self._wall(), code, how)
+        if outcome.survivors and row.request_id:
+            self._ledger.note(row.request_id, f"background task {row.id}: still running after SIGKILL: "
+                                              f"{', '.join(outcome.survivors)}")
         ended = self.get(task_id)
         self._publish("task_finished" if how == "completed" else "task_failed", ended)
 
     async def _time_out(self, row: TaskRow, timeout: int) -> None:
         hours = f"{timeout / 3600:g} h" if timeout >= 3600 else f"{timeout // 60} min"
         why = f"stopped: it ran longer than the background task timeout ({hours})"
-        await self.stop(row.id, Actor("coxswain", "system"), why)
+        await self.stop(row.id, SYSTEM, why)
         if row.request_id:
             self._ledger.note(row.request_id, f"background task {row.id} ({row.description or row.command[:60]}) "
                                               f"{why}")

@@ -6,17 +6,21 @@ import asyncio
 import logging
 import os
 import shlex
+import shutil
 import signal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from desktop.console.redact import redact
 from desktop.core.ledger import Ledger
 from desktop.core.settings import current
 from desktop.core.states import State
-from desktop.runtimes.base import Event, Launch, Parser, Runtime, SessionTools, context_block
+from desktop.reentry import relay_command
+from desktop.runtimes.base import Event, Launch, Parser, Runtime, SessionTools, context_block, readable_error
 from desktop.store import directory
 from desktop.store import requests as requests_sql
 from desktop.store import sessions as sessions_sql
@@ -30,6 +34,8 @@ log = logging.getLogger(__name__)
 MAX_RESUMES = 3
 MAX_EVENT_LINE = 16 << 20  # an unfinished line longer than this is not an event; it is dropped, not kept growing
 TAIL_SECONDS = 0.05
+CLI_PROCESSES = ("node", "codex", "gemini", "copilot")  # what an agent CLI runs of its own (Codex: a native binary)
+INTERRUPT_SECONDS = 10  # an interrupted CLI that has not ended by then is stopped
 
 
 @dataclass
@@ -42,8 +48,11 @@ class _Run:
     offset: int = 0
     partial: bytes = b""
     result: Event | None = None
+    said: str = ""  # what the model last said: a turn that ends without a result is reported in these words
     errors: list[str] = field(default_factory=list)
     fatal: str | None = None  # an error that retrying will not mend: the run is stopped and the request fails
+    tools_at_work: int = 0  # tool calls started and not yet finished
+    interrupted: bool = False
 
 
 class RequestRuns:
@@ -51,12 +60,17 @@ class RequestRuns:
                  tasks_dir: Path, wall: Callable[[], float], on_finished: Callable[[], None],
                  session_tools: Callable[[str, Path], SessionTools],
                  on_event: Callable[[RequestRow, Event], None] = lambda request, event: None,
-                 environment: Callable[[], dict[str, str]] = lambda: dict(os.environ)) -> None:
+                 environment: Callable[[], dict[str, str]] = lambda: dict(os.environ),
+                 tools_ready: Callable[[], Awaitable[None]] = lambda: asyncio.sleep(0),
+                 stop_tasks: Callable[[str], Awaitable[list[str]]] = lambda request_id: asyncio.sleep(0, [])) -> None:
+        """`tools_ready`: waits until the MCP server the agent CLIs call is up. `stop_tasks(request_id)`: ends the
+        background tasks a request started and returns what it stopped."""
         self._store, self._ledger, self._supervisor = store, ledger, supervisor
         self._runtimes, self._tasks_dir, self._wall = runtimes, tasks_dir, wall
         self._on_finished, self._on_event, self._environment = on_finished, on_event, environment
-        self._session_tools = session_tools
+        self._session_tools, self._tools_ready, self._stop_tasks = session_tools, tools_ready, stop_tasks
         self._watchers: dict[str, asyncio.Task[None]] = {}
+        self._runs: dict[str, _Run] = {}  # the runs followed now, by request
         self._resuming: set[str] = set()  # requests waiting out a resume's backoff
         self._background: set[asyncio.Task[None]] = set()
 
@@ -64,9 +78,17 @@ class RequestRuns:
 
     async def launch(self, request: RequestRow) -> None:
         """The dispatcher's launcher: `request` is already `running` in the ledger."""
-        self._start(request, resuming=False)
+        await self._start(request, resuming=False)
 
-    def _start(self, request: RequestRow, resuming: bool) -> None:
+    async def _start(self, request: RequestRow, resuming: bool) -> None:
+        """Start a turn; whatever keeps it from starting fails the request with the reason, so the queue goes on."""
+        try:
+            await self._start_turn(request, resuming)
+        except Exception as error:
+            log.exception("%s: the turn could not start", request.id)
+            self._fail(request.id, f"the turn could not start: {error}")
+
+    async def _start_turn(self, request: RequestRow, resuming: bool) -> None:
         agent = directory.agent(self._store.conn, request.agent)
         runtime = self._runtimes.get(agent.runtime) if agent else None
         if agent is None or runtime is None:
@@ -75,9 +97,13 @@ class RequestRuns:
         missing = runtime.missing(env)
         if missing:
             return self._fail(request.id, f"{runtime.name}: {missing}")
+        if runtime.resumable:  # an agent CLI: the MCP server it calls must be up before its first call
+            await self._tools_ready()
         attempt = self._attempts(request.id) + 1
         task_id = f"{request.id}.{attempt}"
         task_dir = self._tasks_dir / task_id
+        if task_dir.exists():  # a start the daemon did not get to record before it stopped: nothing of it ran
+            shutil.rmtree(task_dir)
         task_dir.mkdir(parents=True)
         launch: Launch | None
         tools = self._session_tools(request.id, task_dir)
@@ -97,8 +123,9 @@ class RequestRuns:
         run = _Run(request.id, task_id, task_dir, runtime, runtime.parser())
         try:
             self._supervisor.start(task_dir, launch.argv, agent.folder, {**env, **launch.env})
-        except OSError as error:
-            self._end(run, Exit(None, f"could not start {launch.argv[0]}: {error.strerror or error}"))
+        except (OSError, ValueError) as error:  # ValueError: an argument holds a NUL byte
+            why = getattr(error, "strerror", None) or error
+            await self._end(run, Exit(None, f"could not start {launch.argv[0]}: {why}"))
             return None
         self._follow(run)
         return None
@@ -120,8 +147,11 @@ class RequestRuns:
     # --- cancel, restart, sleep ---------------------------------------------------------------------------
 
     async def cancel(self, request: RequestRow, asking: bool = False) -> None:
-        """Stop at the runtime's next safe point. The shell agent's safe point is now; so is a turn `asking` a
-        question (it waits on Coxswain's own tool, nothing else is at work)."""
+        """Stop at the runtime's next safe point, and end the background tasks the request started. The shell
+        agent's safe point is now; so is a turn `asking` a question (it waits on Coxswain's own tool, nothing else is
+        at work), and a model call in flight (the CLIs that cannot be told to stop before the next tool are
+        interrupted at once while no tool runs, else as soon as the tool finishes)."""
+        self._spawn(self._stop_tasks(request.id))
         task = self._current_task(request.id)
         if task is None:
             return
@@ -129,11 +159,37 @@ class RequestRuns:
         if runtime is not None and runtime.cancel_mode == "hook":
             self._cancel_flag(request.id).touch()  # the runtime's hook reads it before the next tool call
             return
-        if runtime is not None and runtime.cancel_mode == "after_tool":
-            if asking:
-                self._supervisor.signal_group(Path(task.dir), signal.SIGINT)
+        run = self._runs.get(request.id)
+        if runtime is not None and runtime.cancel_mode == "after_tool" and run is not None:
+            if asking or not self._tool_at_work(run):
+                self._interrupt(run)
             return  # else `_apply` interrupts it when the current tool call completes
         await self._supervisor.stop(Path(task.dir), current(self._store.conn, "cancel_grace"))
+
+    def _tool_at_work(self, run: _Run) -> bool:
+        """The CLI said a tool call started and has not said it finished, or (Codex says nothing of a command until
+        it ended) a process runs under the CLI that is not the CLI itself or Coxswain's MCP relay."""
+        self._drain(run)
+        relay = relay_command()[-1]
+
+        def own(process: psutil.Process) -> bool:
+            return process.name().startswith(CLI_PROCESSES) or relay in process.cmdline()
+
+        return run.tools_at_work > 0 or self._supervisor.runs_besides(run.task_dir, own)
+
+    def _interrupt(self, run: _Run) -> None:
+        """SIGINT, as at a terminal; a CLI still there `INTERRUPT_SECONDS` later is stopped outright."""
+        if run.interrupted:
+            return
+        run.interrupted = True
+        self._supervisor.signal_group(run.task_dir, signal.SIGINT)
+
+        async def insist() -> None:
+            await asyncio.sleep(INTERRUPT_SECONDS)
+            if self._runs.get(run.request_id) is run:
+                await self._supervisor.stop(run.task_dir, current(self._store.conn, "cancel_grace"))
+
+        self._spawn(insist())
 
     def cancel_soon(self, request: RequestRow, asking: bool = False) -> None:
         self._spawn(self.cancel(request, asking))
@@ -146,13 +202,20 @@ class RequestRuns:
                 continue
             task = self._current_task(request.id)
             runtime = self._runtime_of(request)
-            if task is None or runtime is None:
+            if runtime is None:
                 self._fail(request.id, "interrupted; outcome unknown")
+                continue
+            if task is None or self._never_started(task):  # the daemon stopped before its runner began: run it
+                if task is not None:
+                    with self._store.transaction() as conn:
+                        tasks_sql.finish(conn, task.id, self._wall(), None, "never started")
+                self._ledger.note(request.id, f"{why}; the command had not started, starting it now")
+                await self._start(request, resuming=False)
                 continue
             run = _Run(request.id, task.id, Path(task.dir), runtime, runtime.parser())
             if self._supervisor.runner(run.task_dir) is None:
                 self._drain(run)
-                self._end(run, await self._supervisor.wait(run.task_dir))
+                await self._end(run, await self._supervisor.wait(run.task_dir))
                 continue
             self._ledger.resume(request.id, f"{why}; the command was still running, following it again")
             self._follow(run)
@@ -167,6 +230,12 @@ class RequestRuns:
             if request.id in self._watchers and task and self._supervisor.runner(Path(task.dir)) is not None:
                 self._ledger.resume(request.id, f"{why}; the command is still running")
         await self.reattach(why)
+
+    def _never_started(self, task: TaskRow) -> bool:
+        """The runner writes runner.json before it starts the command: without it, and with no runner alive,
+        nothing of the command can have run."""
+        task_dir = Path(task.dir)
+        return not (task_dir / "runner.json").exists() and self._supervisor.runner(task_dir) is None
 
     def interrupt_running(self, why: str) -> None:
         for request in requests_sql.in_states(self._store.conn, (State.RUNNING,)):
@@ -212,8 +281,10 @@ class RequestRuns:
                     waiter.cancel()
             self._drain(run)
             self._watchers.pop(run.request_id, None)
-            self._end(run, waiter.result())
+            self._runs.pop(run.request_id, None)
+            await self._end(run, waiter.result())
 
+        self._runs[run.request_id] = run
         self._watchers[run.request_id] = asyncio.create_task(follow(), name=f"follow {run.request_id}")
 
     def _drain(self, run: _Run) -> None:
@@ -245,18 +316,24 @@ class RequestRuns:
             self._ledger.record_progress(row.id, event.value)
         elif event.kind == "result":
             run.result = event
+        elif event.kind == "text" and event.text.strip():
+            run.said = event.text
+        elif event.kind == "tool_started":
+            run.tools_at_work += 1
         elif event.kind == "error":
             run.errors.append(event.text)
             if event.data.get("fatal") and run.fatal is None:
                 run.fatal = event.text
                 self._supervisor.signal_group(run.task_dir, signal.SIGTERM)
-        elif event.kind == "tool_finished" and row.cancel_requested and run.runtime.cancel_mode == "after_tool":
-            self._supervisor.signal_group(run.task_dir, signal.SIGINT)  # the safe point: between two tool calls
+        elif event.kind == "tool_finished":
+            run.tools_at_work = max(0, run.tools_at_work - 1)
+            if row.cancel_requested and run.runtime.cancel_mode == "after_tool":
+                self._interrupt(run)  # the safe point: between two tool calls
         self._on_event(row, event)
 
     # --- ending -------------------------------------------------------------------------------------------
 
-    def _end(self, run: _Run, outcome: Exit) -> None:
+    async def _end(self, run: _Run, outcome: Exit) -> None:
         code = outcome.returncode
         with self._store.transaction() as conn:
             tasks_sql.finish(conn, run.task_id, self._wall(), code,
@@ -264,15 +341,19 @@ class RequestRuns:
         row = requests_sql.get(self._store.conn, run.request_id)
         if row is None or row.state != State.RUNNING:
             return
+        if outcome.survivors:
+            self._ledger.note(row.id, f"still running after SIGKILL: {', '.join(outcome.survivors)}")
         self._ledger.withdraw_questions(row.id, "the turn ended before it was answered")
         why = outcome.error or (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 else None)
         if row.cancel_requested:
-            self._finish(row.id, code, self._result_text(run))
-        elif run.fatal is not None:
-            self._finish(row.id, code, run.fatal, failure=run.fatal)
+            await self._cancelled(row.id, code, self._words(run) or "cancelled before the agent finished its turn")
+            return
+        if run.fatal is not None:
+            fatal = readable_error(run.fatal)
+            self._finish(row.id, code, fatal, failure=fatal)
         elif run.result is not None:
             reason = run.result.text or (run.errors[-1] if run.errors else "the agent reported an error")
-            failure = reason if run.result.is_error else None
+            failure = readable_error(reason) if run.result.is_error else None
             self._finish(row.id, 0 if failure is None else code, failure or run.result.text, failure=failure)
         elif run.runtime.resumable and row.session_ref and (attempts := self._attempts(row.id)) <= MAX_RESUMES:
             self._ledger.interrupt(row.id, f"the {run.runtime.name} process ended mid-turn "
@@ -283,13 +364,23 @@ class RequestRuns:
         elif not run.runtime.resumable:  # the shell agent: its exit code is the outcome
             self._finish(row.id, code, tail(run.task_dir), failure=why)
         else:
-            detail = run.errors[-1] if run.errors else why or f"exit code {code}"
-            self._finish(row.id, code, tail(run.task_dir),
-                                failure=f"{run.runtime.name} ended without finishing its turn: {detail}")
+            detail = readable_error(run.errors[-1]) if run.errors else why or f"exit code {code}"
+            failure = f"{run.runtime.name} ended without finishing its turn: {detail}"
+            self._finish(row.id, code, run.said, failure=failure)
         self._on_finished()
 
+    async def _cancelled(self, request_id: str, code: int | None, result: str) -> None:
+        """Cancelled, once nothing of the request runs: its background tasks are ended first and named."""
+        stopped = await self._stop_tasks(request_id)
+        if stopped:
+            self._ledger.note(request_id, f"stopped with the request: {', '.join(stopped)}")
+        row = requests_sql.get(self._store.conn, request_id)
+        if row is not None and row.state == State.RUNNING:
+            self._finish(request_id, code, result)
+            self._on_finished()
+
     def _attempts(self, request_id: str) -> int:
-        return len(tasks_sql.for_request(self._store.conn, request_id))
+        return len(tasks_sql.turns(self._store.conn, request_id))
 
     async def _resume_later(self, request_id: str, delay: float) -> None:
         try:
@@ -300,14 +391,22 @@ class RequestRuns:
         if row is None or row.state != State.RUNNING:
             return
         if row.cancel_requested:
-            self._finish(row.id, None, "")
-            self._on_finished()
+            await self._cancelled(row.id, None, "cancelled before the agent finished its turn")
             return
+        dead = self._current_task(row.id)
+        left = await self._supervisor.end_orphans(Path(dead.dir), 0) if dead else []
+        if left:  # its runner is gone too, or it would have ended them
+            self._ledger.note(row.id, f"ended what the interrupted attempt left running: {', '.join(left)}")
         self._ledger.resume(row.id, f"continuing session {row.session_ref}")
-        self._start(row, resuming=True)
+        await self._start(row, resuming=True)
 
-    def _result_text(self, run: _Run) -> str:
-        return run.result.text if run.result is not None else tail(run.task_dir)
+    @staticmethod
+    def _words(run: _Run) -> str:
+        """What a person reads of a turn that ended without its result: what the agent said last (an agent CLI's
+        raw output is an event stream), or what the shell command printed last."""
+        if run.result is not None:
+            return run.result.text
+        return run.said if run.runtime.resumable else tail(run.task_dir)
 
     def _finish(self, request_id: str, exit_code: int | None, result: str, failure: str | None = None) -> None:
         """The ledger's finish, with what the agent printed redacted: results and reasons are shown everywhere."""
@@ -332,8 +431,9 @@ class RequestRuns:
         return self._tasks_dir / f"{request_id}.cancel"
 
     def _current_task(self, request_id: str) -> TaskRow | None:
-        tasks = tasks_sql.for_request(self._store.conn, request_id)
-        return tasks[-1] if tasks else None
+        """The request's latest turn (never one of the background tasks it started)."""
+        turns = tasks_sql.turns(self._store.conn, request_id)
+        return turns[-1] if turns else None
 
     def _references(self, request: RequestRow) -> list[dict[str, Any]]:
         context = []

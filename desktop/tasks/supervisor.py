@@ -6,21 +6,26 @@ import json
 import os
 import signal
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
 from desktop.reentry import runner_command
+from desktop.runtimes.runner import TASK_MARK, write_atomically
 
 RUNNER = runner_command()
 TAIL_BYTES = 64 * 1024
+RUNNER_SLACK = 5.0  # past the grace, how long the runner may take to end the tree before the daemon does it
 
 
 @dataclass(frozen=True)
 class Exit:
     returncode: int | None  # None: the outcome is unknown
     error: str | None = None
+    survivors: tuple[str, ...] = ()  # processes of the command that outlived SIGKILL
 
 
 class Supervisor:
@@ -73,8 +78,8 @@ class Supervisor:
         tool commands in process groups of their own). The group goes first, all at once, so no member sees another
         die before its own signal arrives."""
         try:
-            pgid = int(json.loads((task_dir / "runner.json").read_text())["pgid"])
-        except (OSError, ValueError, KeyError):
+            pgid = int(_runner_record(task_dir)["pgid"])
+        except (KeyError, TypeError, ValueError):
             return False
         outside: list[psutil.Process] = []
         with contextlib.suppress(psutil.Error):  # collected first: once the command dies its tree is gone
@@ -88,16 +93,75 @@ class Supervisor:
                 process.send_signal(signum)
         return True
 
+    def runs_besides(self, task_dir: Path, own: Callable[[psutil.Process], bool]) -> bool:
+        """Whether a process runs under the command that is not one of its `own` (a tool call an agent CLI runs)."""
+        try:
+            command = psutil.Process(int(_runner_record(task_dir)["pid"]))
+            under = command.children(recursive=True)
+        except (KeyError, TypeError, ValueError, psutil.Error):
+            return False
+        for process in under:
+            with contextlib.suppress(psutil.Error):
+                if process.status() != psutil.STATUS_ZOMBIE and not own(process):
+                    return True
+        return False
+
     async def stop(self, task_dir: Path, grace: float) -> None:
-        """SIGTERM to the command's process group, SIGKILL after `grace` seconds if it is still there."""
-        self.signal_group(task_dir, signal.SIGTERM)
+        """End the command and everything it started: SIGTERM, SIGKILL after `grace` seconds. The runner does it
+        (it finds every descendant, also those that left the group); this returns once the runner has ended. Where
+        the runner cannot (it is gone, or cannot see descendants), it is done from here."""
+        write_atomically(str(task_dir / "stop.json"), json.dumps({"grace": grace}))
         runner = self.runner(task_dir)
         if runner is None:
+            await self.end_orphans(task_dir, grace)
             return
-        try:
-            await asyncio.wait_for(_exited(runner.pid), grace)  # the runner ends once the command has
+        tracked = _runner_record(task_dir).get("tracked") is True
+        with contextlib.suppress(psutil.Error):
+            runner.terminate()
+        if not tracked:
+            self.signal_group(task_dir, signal.SIGTERM)
+        try:  # the runner ends once nothing of the command is left
+            await asyncio.wait_for(_exited(runner.pid), grace + (RUNNER_SLACK if tracked else 0))
         except TimeoutError:
             self.signal_group(task_dir, signal.SIGKILL)
+            await self.end_orphans(task_dir, 0)
+
+    async def end_orphans(self, task_dir: Path, grace: float) -> list[str]:
+        """End every process that carries this task's mark in its environment (what a runner that is gone left
+        behind): SIGTERM, SIGKILL after `grace`. Returns the command lines of those it found."""
+        marked = _marked(task_dir)
+        for process in marked:
+            with contextlib.suppress(psutil.Error):
+                process.terminate()
+        _, alive = await asyncio.to_thread(psutil.wait_procs, marked, grace)
+        for process in alive:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        return [_described(process) for process in marked]
+
+
+def _marked(task_dir: Path) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if process.environ().get(TASK_MARK) == str(task_dir):
+                found.append(process)
+    return found
+
+
+def _described(process: psutil.Process) -> str:
+    try:
+        return f"{process.pid} ({' '.join(process.cmdline())[:200]})"
+    except psutil.Error:
+        return str(process.pid)
+
+
+def _runner_record(task_dir: Path) -> dict[str, Any]:
+    try:
+        record = json.loads((task_dir / "runner.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
 
 
 def _pgid(pid: int) -> int | None:
@@ -112,7 +176,8 @@ def read_exit(task_dir: Path) -> Exit:
         recorded = json.loads((task_dir / "exit.json").read_text())
     except (OSError, ValueError):
         return Exit(None, "interrupted; outcome unknown")
-    return Exit(recorded.get("returncode"))
+    survivors = tuple(f"{s.get('pid')} ({s.get('command')})" for s in recorded.get("survivors") or [])
+    return Exit(recorded.get("returncode"), survivors=survivors)
 
 
 def tail(task_dir: Path, lines: int = 20) -> str:
@@ -152,3 +217,4 @@ async def _exited(pid: int) -> None:
     finally:
         loop.remove_reader(fd)
         os.close(fd)
+
