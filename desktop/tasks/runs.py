@@ -196,7 +196,7 @@ class RequestRuns:
 
     async def reattach(self, why: str) -> None:
         """Take up every running request nobody follows: follow it if its runner lives, finish (or resume) it if
-        its command ended. A shell command is never started again."""
+        its command ended, start it if its command never began. A shell command that began never starts again."""
         for request in requests_sql.in_states(self._store.conn, (State.RUNNING,)):
             if request.id in self._watchers or request.id in self._resuming:
                 continue
