@@ -201,3 +201,55 @@ def test_a_quiet_task_says_so_in_amber_and_its_row_stops_it(qloop: Any, tmp_path
 
     with running_app(qloop, tmp_path, clock=clock) as app:
         run(qloop, scenario(app))
+
+
+def newest_line_in_sight(view: Any) -> bool:
+    """The view is scrolled to its end and its last line is drawn inside the viewport."""
+    last = view.document().lastBlock()
+    box = view.blockBoundingGeometry(last).translated(view.contentOffset())
+    return bool(view.at_end and box.top() >= 0 and box.bottom() <= view.viewport().height() + 1)
+
+
+def last_number(view: Any) -> int:
+    text = view.document().lastBlock().text()
+    return int(text.split()[-1]) if text.startswith("line ") else 0
+
+
+def test_a_running_request_is_followed_to_its_newest_line(desktop: Any, qloop: Any) -> None:
+    """Opened from the tray's "Open in console" on a request that prints a line every 100 ms: the newest line is in
+    sight when it has shown, and still after ten seconds more of output; a finished 3,000-line request opens at its
+    end."""
+    from tests.test_gui_tray import actions
+
+    app, _ = desktop
+
+    async def scenario() -> None:
+        done = (await app.api.post("/api/requests", json={"agent": "shell", "prompt":
+                                                          "for i in $(seq 1 3000); do echo line $i; done"})).json()
+        await wait_state(app, done["id"], "done")
+        console = await app.open_console(("request", done["id"]))
+        await asyncio.sleep(0.3)  # the window laid out around what it shows
+        assert console.view.document().lastBlock().text() == "line 3000"
+        assert newest_line_in_sight(console.view) and not console.jump.isVisible()
+
+        row = (await app.api.post("/api/requests", json={"agent": "shell", "prompt":
+                                                         "for i in $(seq 1 700); do echo line $i; "
+                                                         "if [ $i -gt 150 ]; then sleep 0.1; fi; done"})).json()
+        await wait_state(app, row["id"], "running")
+        while "line 150\n" not in (await app.api.get(f"/api/requests/{row['id']}/output")).json()["text"]:
+            await asyncio.sleep(0.05)  # more than a screenful printed before it is opened
+        await until(lambda: any(k.endswith("/ Open in console") for k in actions(app.tray.menu)), 10)
+        next(v for k, v in actions(app.tray.menu).items() if k.endswith("/ Open in console")).trigger()
+        await until(lambda: console.chosen == ("request", row["id"]) and last_number(console.view) > 5
+                    and not console.timeline.isHidden(), 10)
+        await asyncio.sleep(0.3)
+        shown = last_number(console.view)
+        assert newest_line_in_sight(console.view) and not console.jump.isVisible(), f"parked at line {shown}"
+        await until(lambda: last_number(console.view) >= shown + 100, 30)  # ten seconds more of output
+        await until(lambda: newest_line_in_sight(console.view), 1.5)
+        assert not console.jump.isVisible()
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        console.grab().save(str(SHOTS / "console-following-a-request.png"))
+        await app.api.post(f"/api/requests/{row['id']}/cancel", json={})
+
+    run(qloop, scenario())

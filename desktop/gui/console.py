@@ -270,7 +270,7 @@ class ConsoleWindow(QWidget):
             self.view.append_lines(lines[start:start + 250])
             if start + 250 < len(lines):
                 await asyncio.sleep(0)
-        self.jump.setVisible(not self.view.at_end)
+        self.jump.setVisible(not self.view.following)
 
     def _drop_last_line(self) -> None:
         cursor = self.view.textCursor()
@@ -298,8 +298,7 @@ class ConsoleWindow(QWidget):
             self._poll.stop()
 
     def _scrolled(self) -> None:
-        if self.view.at_end:
-            self.jump.setVisible(False)
+        self.jump.setVisible(not self.view.following and self.chosen is not None)
 
     def _jump_to_end(self) -> None:
         self.view.scroll_to_end()

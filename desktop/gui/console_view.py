@@ -25,6 +25,13 @@ class ConsoleView(QPlainTextEdit):
         self.setStyleSheet(f"QPlainTextEdit {{ background: {BACKGROUND}; color: {FOREGROUND}; }}")
         self._formats: dict[Style, QTextCharFormat] = {}
         self.lines_shown = 0
+        # Following is what the person chose, not where the bar happens to be: a view that shrinks (the timeline
+        # shown above it, the window laid out) or a document that grows moves the end away from the bar, and the
+        # view follows it there; only scrolling (by the person, or to a line) away from the end stops following.
+        self.following = True
+        bar = self.verticalScrollBar()
+        bar.rangeChanged.connect(self._range_changed)
+        bar.valueChanged.connect(self._value_changed)
 
     @property
     def at_end(self) -> bool:
@@ -32,14 +39,15 @@ class ConsoleView(QPlainTextEdit):
         return bar.value() >= bar.maximum() - 2
 
     def show_lines(self, lines: Iterable[str]) -> None:
+        """Show these lines alone, at their end, following what comes after them."""
         self.clear()
         self.lines_shown = 0
+        self.following = True
         self.append_lines(lines)
         self.scroll_to_end()
 
     def append_lines(self, lines: Iterable[str]) -> bool:
-        """Add lines at the end; the view follows them if it was at the end. True when lines had to go."""
-        following = self.at_end
+        """Add lines at the end; the view follows them unless the person scrolled away. True when lines had to go."""
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.beginEditBlock()
@@ -49,7 +57,7 @@ class ConsoleView(QPlainTextEdit):
             self._insert(cursor, line)
             self.lines_shown += 1
         cursor.endEditBlock()
-        if following:
+        if self.following:
             self.scroll_to_end()
         return self.lines_shown > self.document().blockCount()
 
@@ -70,7 +78,15 @@ class ConsoleView(QPlainTextEdit):
         bar.setValue(bar.maximum() - distance_from_end)
 
     def scroll_to_end(self) -> None:
+        self.following = True
         self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+
+    def _range_changed(self, _minimum: int, maximum: int) -> None:
+        if self.following:
+            self.verticalScrollBar().setValue(maximum)
+
+    def _value_changed(self, _value: int) -> None:
+        self.following = self.at_end
 
     def find_line(self, text: str) -> int | None:
         """The number of the first line that contains `text` (colours aside), or None."""
