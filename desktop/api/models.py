@@ -37,11 +37,13 @@ class NewRequest(Body):
 
 class AgentSetup(Body):
     runtime: str = Field(min_length=1, max_length=32)
-    folder: str = Field(min_length=1, max_length=4096)
+    folder: Annotated[str, _runnable("folder")] = Field(min_length=1, max_length=4096)
     model: str | None = Field(default=None, max_length=200)
     permission_mode: str | None = Field(default=None, max_length=64)
-    args: list[Annotated[str, Field(max_length=4096)]] = Field(default_factory=list, max_length=64)
-    env: dict[str, Annotated[str, Field(max_length=4096)]] = Field(default_factory=dict, max_length=64)
+    args: list[Annotated[str, _runnable("argument"), Field(max_length=4096)]] = Field(default_factory=list,
+                                                                                      max_length=64)
+    env: dict[Annotated[str, _runnable("variable name")], Annotated[str, _runnable("variable"), Field(max_length=4096)]
+              ] = Field(default_factory=dict, max_length=64)
     effort: str | None = Field(default=None, max_length=16)
     sessions: str | None = Field(default=None, max_length=8)  # "once" (default) or "ask"
 
