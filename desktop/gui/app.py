@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import builtins
 import importlib
+import logging
 import os
 import signal
 import sys
@@ -38,6 +39,8 @@ if TYPE_CHECKING:  # the windows' modules are loaded when a window first opens
     from desktop.gui.console import ConsoleWindow
     from desktop.gui.settings import SettingsWindow
 
+log = logging.getLogger(__name__)
+
 
 class TrayApp:
     def __init__(self, home: Home, port: int, clock: Clock | None = None) -> None:
@@ -51,6 +54,8 @@ class TrayApp:
         self.quit_requested = asyncio.Event()
         self.tray.quit_action.triggered.connect(self.quit_requested.set)
         self._refreshing: asyncio.Task[None] | None = None
+        self._stale = False  # something changed since the refresh on its way asked the daemon
+        self._asked = self._shown = 0  # refreshes asked for, and the newest of them shown
         self._failed_unseen = False
         self.work = Work()
 
@@ -104,9 +109,13 @@ class TrayApp:
 
     async def refresh(self) -> list[dict[str, Any]]:
         """The tray shows what the daemon has now; the request list is returned for whoever else shows it."""
+        self._asked += 1
+        asked = self._asked
         requests: list[dict[str, Any]] = (await self.api.get("/api/requests", params={"limit": 200})).json()
-        paused = self.settings.get("agents_paused") == "yes"
-        self.tray.show_summary(summarize(requests, paused=paused, failed_unseen=self._failed_unseen))
+        if asked > self._shown:  # an answer to an older question that came last would show the past
+            self._shown = asked
+            paused = self.settings.get("agents_paused") == "yes"
+            self.tray.show_summary(summarize(requests, paused=paused, failed_unseen=self._failed_unseen))
         return requests
 
     async def act(self, verb: str, request_id: str) -> None:
@@ -215,13 +224,24 @@ class TrayApp:
             self.work.start(self._notify_approval(event["id"]))
         elif (notice := notice_for(event)) is not None:
             self.work.start(self._notify(notice))
-        if self._refreshing is None or self._refreshing.done():  # one refresh at a time is enough
+        self._refresh_soon()
+
+    def _refresh_soon(self) -> None:
+        """One refresh at a time; what changes while one is on its way (its answer may predate the change) makes one
+        more after it, so the last change is always shown."""
+        self._stale = True
+        if self._refreshing is None or self._refreshing.done():
             self._refreshing = asyncio.ensure_future(self._refresh_all())
 
     async def _refresh_all(self) -> None:
-        requests = await self.refresh()
-        if self.console is not None and self.console.isVisible():
-            await self.console.refresh(requests)
+        while self._stale:
+            self._stale = False
+            try:
+                requests = await self.refresh()
+                if self.console is not None and self.console.isVisible():
+                    await self.console.refresh(requests)
+            except Exception:  # e.g. the API closing as the app quits: said, and the next change tries again
+                log.exception("refreshing the tray and the console failed")
 
     async def _notify_approval(self, request_id: str) -> None:
         if self.settings.get("notify_approval", "yes") == "yes":  # else the row need not be fetched

@@ -49,6 +49,7 @@ class ConsoleWindow(QWidget):
         self._end = 0  # where a task's next lines start (byte offset); a request's output offset
         self._stream = ConsoleStream()  # a request's output through the console pipeline
         self._live = False
+        self._asked = self._shown = 0  # list refreshes asked for, and the newest of them shown
         self.first_failure: str | None = None
 
         self.list = WorkList()
@@ -106,9 +107,14 @@ class ConsoleWindow(QWidget):
 
     async def refresh(self, requests: list[dict[str, Any]] | None = None) -> None:
         """The list on the left (given the request list when the caller has just fetched it)."""
+        self._asked += 1
+        asked = self._asked
         if requests is None:
             requests = (await self._api.get("/api/requests", params={"limit": 200})).json()
         tasks = [t for t in (await self._api.get("/api/tasks")).json() if t["kind"] != "request"]
+        if asked < self._shown:  # a newer refresh has shown what is now; this answer is older
+            return
+        self._shown = asked
         self.list.show_work(requests, tasks)
         if self.chosen and self.chosen[0] == "task":
             task = next((t for t in tasks if t["id"] == self.chosen[1]), None)
