@@ -253,3 +253,32 @@ def test_a_running_request_is_followed_to_its_newest_line(desktop: Any, qloop: A
         await app.api.post(f"/api/requests/{row['id']}/cancel", json={})
 
     run(qloop, scenario())
+
+
+def test_the_list_shows_requests_newest_first_and_a_new_one_on_top(desktop: Any, qloop: Any) -> None:
+    """One order, newest first (as the tray and the room), at the first load and for a request made while it is open;
+    the row the person is on stays chosen."""
+    from PySide6.QtCore import Qt
+
+    app, _ = desktop
+
+    def listed(console: Any) -> list[str]:
+        group = console.list.requests_group
+        return [group.child(i).data(0, Qt.ItemDataRole.UserRole)[1] for i in range(group.childCount())]
+
+    async def made(prompt: str) -> str:
+        row = (await app.api.post("/api/requests", json={"agent": "shell", "prompt": prompt})).json()
+        await wait_state(app, row["id"], "done")
+        return str(row["id"])
+
+    async def scenario() -> None:
+        first, second = await made("echo one"), await made("echo two")
+        console = await app.open_console(("request", first))
+        assert listed(console) == [second, first]
+        third, fourth = await made("echo three"), await made("echo four")
+        await until(lambda: len(listed(console)) == 4, 10)
+        assert listed(console) == [fourth, third, second, first]
+        assert console.chosen == ("request", first)
+        assert [i.data(0, Qt.ItemDataRole.UserRole)[1] for i in console.list.selectedItems()] == [first]
+
+    run(qloop, scenario())

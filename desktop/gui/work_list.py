@@ -62,9 +62,18 @@ class WorkList(QTreeWidget):
         return self._row(item_id)
 
     def _fill(self, parent: QTreeWidgetItem, rows: list[Row]) -> None:
+        """Make `parent`'s rows these, in this order (a new one where it belongs, not at the bottom)."""
+        wanted = {row.item_id for row in rows}
+        for gone in [c for c in _children(parent) if c.data(0, ROLE)[1] not in wanted]:
+            parent.removeChild(gone)
         existing = {child.data(0, ROLE)[1]: child for child in _children(parent)}
-        for row in rows:
-            item = existing.pop(row.item_id, None) or QTreeWidgetItem(parent)
+        for index, row in enumerate(rows):
+            item = existing.get(row.item_id)
+            if item is None:
+                item = QTreeWidgetItem()
+                parent.insertChild(index, item)
+            elif parent.indexOfChild(item) != index:
+                self._move(parent, item, index)
             item.setData(0, ROLE, (row.kind, row.item_id))
             item.setText(0, row.text)
             item.setToolTip(0, QtGui.Qt.convertFromPlainText(row.text))  # a tooltip with a tag in it would be rich text
@@ -78,8 +87,19 @@ class WorkList(QTreeWidget):
             self._fill(item, row.below)
             if row.below:
                 item.setExpanded(True)
-        for gone in existing.values():
-            parent.removeChild(gone)
+
+    def _move(self, parent: QTreeWidgetItem, item: QTreeWidgetItem, index: int) -> None:
+        """Put a row at `index`, still selected if it was (its Stop button is made again by the caller)."""
+        selected = item.isSelected() or any(c.isSelected() for c in _descendants(item))
+        picked = self.selectedItems()[0].data(0, ROLE)[1] if selected and self.selectedItems() else None
+        self.blockSignals(True)  # the person picked nothing: the selection only follows the row
+        try:
+            parent.takeChild(parent.indexOfChild(item))
+            parent.insertChild(index, item)
+            if picked is not None:
+                self.select(picked)
+        finally:
+            self.blockSignals(False)
 
     def _row(self, item_id: str) -> QTreeWidgetItem | None:
         waiting = [self.requests_group, self.tasks_group]
@@ -98,8 +118,9 @@ class WorkList(QTreeWidget):
 
 
 def request_rows(requests: list[dict[str, Any]]) -> list[Row]:
-    """Each request a row; a prompt sent to a session under the request that sent it, in a header per group (a
-    prompt whose sender is not listed stands on its own)."""
+    """Each request a row, newest first; a prompt sent to a session under the request that sent it, in a header per
+    group (a prompt whose sender is not listed stands on its own)."""
+    requests = sorted(requests, key=lambda r: (r["created_at"], r["id"]), reverse=True)  # newest first, as everywhere
     listed = {r["id"] for r in requests}
     sent: dict[str, list[dict[str, Any]]] = {}
     for request in requests:
@@ -119,6 +140,13 @@ def request_rows(requests: list[dict[str, Any]]) -> list[Row]:
             row.below.append(header)
         rows.append(row)
     return rows
+
+
+def _descendants(item: QTreeWidgetItem) -> list[QTreeWidgetItem]:
+    found = []
+    for child in _children(item):
+        found += [child, *_descendants(child)]
+    return found
 
 
 def _children(group: QTreeWidgetItem) -> list[QTreeWidgetItem]:
