@@ -13,6 +13,7 @@ import importlib
 import logging
 import os
 import signal
+import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # the windows' modules are loaded when a window first opens
     from desktop.gui.settings import SettingsWindow
 
 log = logging.getLogger(__name__)
+LOOPBACK = "127.0.0.1"  # where the daemon's API listens (the room has its own listener)
 
 
 class TrayApp:
@@ -62,9 +64,17 @@ class TrayApp:
     async def start(self) -> None:
         self.listener = Listener(self.home, self.come_forward)
         daemon_module, http = await asyncio.to_thread(_load_daemon)
-        self.daemon: Daemon = daemon_module.Daemon(self.home, port=self.port, clock=self._clock)
+        taken = self.port != 0 and not port_free(LOOPBACK, self.port)  # by another program: any free port will do
+        self.daemon: Daemon = daemon_module.Daemon(self.home, LOOPBACK, 0 if taken else self.port, clock=self._clock)
         self.bridge = Bridge(self.daemon.events)
         await self.daemon.start()
+        if taken:  # said where a person sees it; `cox` and the relay read the address from daemon.json
+            said = (f"Port {self.port} is taken by another program, so Coxswain's API listens on {self.daemon.url} "
+                    "instead; `cox` finds it by itself.")
+            print(said, flush=True)
+            log.warning("%s", said)
+            self.notices.in_balloon = None
+            self.tray.balloon("Coxswain", said)
         self.power = watch_power(self.daemon.suspend, self.daemon.resume)  # Windows, macOS; Linux: the daemon's
         token = self.home.owner_token.read_text().strip()
         self.api: httpx.AsyncClient = http.AsyncClient(base_url=self.daemon.url,
@@ -279,6 +289,18 @@ class TrayApp:
 
 
 
+def port_free(host: str, port: int) -> bool:
+    """Whether the daemon could listen on `port` (bound as it binds: SO_REUSEADDR, so a port in TIME_WAIT counts as
+    free)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
 def _load_daemon() -> tuple[Any, Any]:
     """The daemon's modules (and httpx). PySide6 wraps `__import__` to read the source of every module imported after
     it (to look for its `__feature__` switches): for the daemon's ~500 modules that is 60 ms and 20 MB of cached
@@ -317,8 +339,12 @@ def main(argv: list[str] | None = None) -> int:
     with loop:
         try:
             code: int = loop.run_until_complete(TrayApp(home, args.port).run(args.smoke_test))
-        except (AlreadyRunning, OSError) as error:  # e.g. `cox daemon` serves this home, or the port is taken
+        except (AlreadyRunning, OSError) as error:  # e.g. `cox daemon` serves this home
             print(f"Coxswain cannot start: {error}", file=sys.stderr)
+            if app.platformName() not in ("offscreen", "minimal") and not args.smoke_test:  # not only on a terminal
+                from PySide6.QtWidgets import QMessageBox
+
+                QMessageBox.critical(None, "Coxswain cannot start", f"Coxswain cannot start: {error}")
             return 1
     return code
 
