@@ -96,6 +96,8 @@ class TrayApp:
                 window.close()
         for work in (self.work, *(w.work for w in (self.console, self.settings_window) if w is not None)):
             work.cancel()
+        if self._refreshing is not None:
+            self._refreshing.cancel()
         self.bridge.stop()
         await self.api.aclose()
         await self.daemon.stop()
