@@ -26,8 +26,10 @@ HELD_POSITIVES: list[tuple[str, str, str, tuple[str, ...]]] = [
     ("spaces", "openvpn3 session-start --config corp.ovpn --user ana --pass Vp9nL2mQx", "Vp9nL2mQx",
      ("--pass", "--user ana")),
     # attached short flags
-    ("short-flags", "mysql -h db.prod -u admin -pQz7Lm2Wx9 shop", "Qz7Lm2Wx9", ("mysql -h db.prod -u admin -p", "shop")),
-    ("short-flags", "mysql -uroot -p'N0t So Secret!' -e 'show databases'", "N0t So Secret!", ("-uroot", "show databases")),
+    ("short-flags", "mysql -h db.prod -u admin -pQz7Lm2Wx9 shop", "Qz7Lm2Wx9", ("mysql -h db.prod -u admin -p",
+     "shop")),
+    ("short-flags", "mysql -uroot -p'N0t So Secret!' -e 'show databases'", "N0t So Secret!", ("-uroot",
+     "show databases")),
     ("short-flags", 'mariadb -u app -p"Tw0Words here" app_db', "Tw0Words here", ("mariadb -u app", "app_db")),
     ("short-flags", "podman login -u ci -p Pd8mLq2Zx quay.io", "Pd8mLq2Zx", ("podman login -u ci -p", "quay.io")),
     ("short-flags", "redis-cli -h cache.internal -a Rd5xQ9mL2 --no-auth-warning info", "Rd5xQ9mL2",
@@ -66,7 +68,8 @@ HELD_POSITIVES: list[tuple[str, str, str, tuple[str, ...]]] = [
      "SG.Qm2Lp9xYz7Tb4Vn1Mk8Pj3.Hs6Dg5Fa0Ce2Qy7Wu4IGh4KHGh2cy5Zq9Lm2Zx7Tb4Vn1Mk8", ("mail relay configured with",)),
     ("vendor", "newrelic key NRAK-7QML2XZ9WT4VB8NR1KP6SD3FG5H", "NRAK-7QML2XZ9WT4VB8NR1KP6SD3FG5H", ("newrelic key",)),
     ("vendor", "CI_JOB_TOKEN=glcbt-64_Zx9Tb4Vn1Mk8Pj3Hs6Dg5F", "glcbt-64_Zx9Tb4Vn1Mk8Pj3Hs6Dg5F", ("CI_JOB_TOKEN",)),
-    ("vendor", "azure login ok, secret Xy78Q~Lm2Zx9Tb4Vn1Mk8Pj3Hs6Dg5Fa0Ce2Qy7Wu", "Xy78Q~Lm2Zx9Tb4Vn1Mk8Pj3Hs6Dg5Fa0Ce2Qy7Wu",
+    ("vendor", "azure login ok, secret Xy78Q~Lm2Zx9Tb4Vn1Mk8Pj3Hs6Dg5Fa0Ce2Qy7Wu",
+     "Xy78Q~Lm2Zx9Tb4Vn1Mk8Pj3Hs6Dg5Fa0Ce2Qy7Wu",
      ("azure login ok",)),
     ("vendor", "storage key1 riaOImchgG7DS74hCnBkEKOo2eNJQH7qzn2n3Uuw35OSatBvTg6i7GDB/bFlJSHlFrW6+6FPCZn+G7/S4IUTyA==",
      "riaOImchgG7DS74hCnBkEKOo2eNJQH7qzn2n3Uuw35OSatBvTg6i7GDB/bFlJSHlFrW6+6FPCZn+G7/S4IUTyA==", ("storage key1",)),
@@ -88,9 +91,11 @@ HELD_POSITIVES: list[tuple[str, str, str, tuple[str, ...]]] = [
      "3f7c2e9a1d84f60b3f7c2e9a1d84f60b", ("q=Oslo&APPID=",)),
     ("url", "https://acct.blob.core.windows.net/logs?sv=2023-01-03&SIG=Qm2Lp9xYz7Tb4%2FVn1Mk8%3D&sp=r",
      "Qm2Lp9xYz7Tb4%2FVn1Mk8%3D", ("sv=2023-01-03", "&sp=r")),
-    ("url", "wss://events.vendor.io/stream?Token=ev_9Lm2Zx7Tb4Vn1&v=2", "ev_9Lm2Zx7Tb4Vn1", ("wss://events.vendor.io/stream?",)),
+    ("url", "wss://events.vendor.io/stream?Token=ev_9Lm2Zx7Tb4Vn1&v=2", "ev_9Lm2Zx7Tb4Vn1",
+     ("wss://events.vendor.io/stream?",)),
     # authorization schemes
-    ("auth-scheme", "Authorization: AWS4-HMAC-SHA256 Credential=AKIAQ7ML2XZ9WT4VB8NR/20261130/eu-west-1/s3/aws4_request, "
+    ("auth-scheme",
+     "Authorization: AWS4-HMAC-SHA256 Credential=AKIAQ7ML2XZ9WT4VB8NR/20261130/eu-west-1/s3/aws4_request, "
      "SignedHeaders=host;x-amz-content-sha256;x-amz-date, "
      "Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
      "fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
