@@ -51,8 +51,8 @@ _SHAPES = [
     # Vault, Postman, Docker Hub, SendGrid, New Relic
     r"(?<![A-Za-z0-9])(?:hv[sbr]\.[A-Za-z0-9_\-]{20,}|PMAK-[0-9a-fA-F]{24}-[0-9a-fA-F]{34}"
     r"|dckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,}|SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}|NRAK-[A-Z0-9]{27})",
-    # an Azure client secret: three characters, a digit, `Q~`
-    r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+    # an Azure client secret: three characters, a digit, `Q~`, then 31 to 40 more (34 in those issued today)
+    r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,40}(?![A-Za-z0-9_~.\-])",
     # key material without a name: a PEM block in base64 (not a certificate or a public key)
     r"LS0tLS1CRUdJTi(?!" + "|".join(head[len("LS0tLS1CRUdJTi"):] for head in _BLOCK_HEADS)
     + r")[A-Za-z0-9+/]{8,}={0,2}",
