@@ -25,13 +25,18 @@ _SECRET_WORDS = (r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey
 _CREDENTIAL = r"(?=[A-Za-z0-9._~+/=\-]*(?:[0-9+/=]|[a-z][A-Z]))"  # a credential, not a word: a digit or a hump
 _TOKEN_CHARS = r"[A-Za-z0-9_\-]"
 # a value that is not one: a boolean or nothing, a call, a path
-_NOT_A_VALUE = r"(?!(?:null|none|nil|true|false|undefined)\b)(?![^\s\"',;&]*\()(?!\.{1,2}/|~/)"
+_NOT_A_VALUE = (r"(?!(?:null|none|nil|true|false|undefined)\b)(?![^\s\"',;&]*\()(?!\.{1,2}/|~/)"
+                r"(?-i:(?![A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9](?:[\s\"',;)]|$)))")  # a variable's name: "GITHUB_TOKEN"
+# in code, a keyword argument passed on: `token=bot_token`
+_NOT_A_NAME = r"(?-i:(?![a-z_.]*(?:token|secret|password|key)[a-z_.]*(?:[,;)&]|$)))"
 # prose, not a pass phrase: `passwd: password updated successfully`, `password: must be at least 12 characters`
 _PROSE = (r"(?![^#\n]*\b(?:must|be|is|are|was|were|has|have|not|no|the|at|to|for|of|with|updated|successfully"
           r"|required|missing|invalid|expired|changed|failed|set|found|see|please|enter|use)\b)")
 # what a value that may hold spaces runs to: the end of the line, before a comment or a closing comma
 _TO_THE_END = r"(?P<s>[^\s\"'#][^#\n]*?)(?=\s*(?:,\s*)?(?:\s#.*)?$)"
-_QUOTED = r"""(?:"(?P<s>[^"\n]{3,})"|'(?P<s2>[^'\n]{3,})')"""
+# quoted, and not the name of a variable that holds it (`"token": "GITHUB_TOKEN"`) or a label (`"Gemini (CLI)"`)
+_QUOTED = (r"""(?-i:(?!["'][A-Z][A-Z0-9]*_[A-Z0-9_]+["']))(?!["'][^"'\n]* \()"""
+           r"""(?:"(?P<s>[^"\n]{3,})"|'(?P<s2>[^'\n]{3,})')""")
 _FLAG_VALUE = r"""(?:"(?P<s>[^"\n]+)"|'(?P<s2>[^'\n]+)'|(?P<s3>[^\s"']+))"""
 _BLOCK_HEADS = ("LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS", "LS0tLS1CRUdJTiBQVUJMSUMgS0VZ", "LS0tLS1CRUdJTiBQR1AgUFVCTElD",
                 "LS0tLS1CRUdJTiBYNTA5", "LS0tLS1CRUdJTiBTU0gyIFBVQkxJQy", "LS0tLS1CRUdJTiBORVcgQ0VSVElGSUNBVE")
@@ -99,14 +104,14 @@ PATTERNS: list[re.Pattern[str]] = [re.compile(p, flags) for p, flags in (
     (r"(?i)\$\{[A-Za-z0-9_]*" + _SECRET_WORDS + r"[A-Za-z0-9_]*:?[-=]" + _VALUE + r"(?P<s>[^}\s\"'`]+)\}", 0),
     # values that may hold spaces: YAML, quoted, XML, connection strings
     (r"(?i)^(?:[\"']|:)?[A-Za-z0-9_.\-]*" + _SECRET_WORDS + _NAME_END + r"[\"']?\s*:\s+" + _VALUE + _NOT_A_VALUE
-     + _PROSE + r"(?![\[{|>])" + _TO_THE_END, 0),
+     + _PROSE + r"(?![\[{|>])(?![^#\n]*[(){}\[\]=])" + _TO_THE_END, 0),  # not code: `token: str = Field(…)`
     (r"(?i)(?<![A-Za-z0-9_.\-/])(?<!\d:)[A-Za-z0-9_.\-]*" + _SECRET_WORDS + _NAME_END
      + r"[\"']?\s*(?:[:=]|=>)\s*" + _VALUE + _QUOTED, 0),
     (r"(?i)<([A-Za-z_:\-]*" + _SECRET_WORDS + r")>" + _VALUE + r"(?P<s>[^<\n]+)</\1>", 0),
     (r"(?i)(?:^|;)\s*(?:password|pwd)\s*=\s*" + _VALUE + r"(?P<s>[^;\n\"']*[^;\s\"'])(?=\s*;)", 0),
     # NAME=value, name: value, "name": "value" for names that say what they hold
     (r"(?i)(?<![A-Za-z0-9_.\-/])(?<!\d:)(?<!\$\{)[A-Za-z0-9_.\-]*" + _SECRET_WORDS + _NAME_END
-     + r"[\"']?(?:\s*=>?|\s*:(?!\s*[A-Za-z]+(?:[\s\"',;&.]|$)))\s*[\"']?" + _VALUE + _NOT_A_VALUE
+     + r"[\"']?(?:\s*=>?|\s*:(?!\s*[A-Za-z]+(?:[\s\"',;&.)\]|]|$)))\s*[\"']?" + _VALUE + _NOT_A_VALUE + _NOT_A_NAME
      + r"(?P<s>[^\s\"',;&]{3,})", 0),
     (r"(?i)aws[_.\-]?secret[_.\-]?access[_.\-]?key[\"']?\s*[:=]\s*[\"']?(?P<s>[A-Za-z0-9/+=]{40})", 0),
     (r"(?i)secretaccesskey[\"']?\s*[:=]\s*[\"']?(?P<s>[A-Za-z0-9/+=]{40})", 0),
