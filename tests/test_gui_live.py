@@ -57,3 +57,46 @@ def test_a_cancel_shows_everywhere_within_a_second(desktop: Any, qloop: Any) -> 
         assert max(latencies) < 1.0, f"cancel to shown everywhere took {latencies} s"
 
     run(qloop, scenario())
+
+
+def test_a_waiting_request_is_answered_in_the_console_or_reviewed_in_its_card(desktop_without_bus: Any,
+                                                                               qloop: Any) -> None:
+    """The console offers Approve, Deny and Review… (the card) for a request that waits; so does the tray's entry."""
+    from tests.gui_fixture import person
+
+    app = desktop_without_bus
+
+    def buttons(console: Any) -> dict[str, Any]:
+        """The buttons the console shows beside a request's console (what a person can click), by their text."""
+        from PySide6.QtWidgets import QPushButton
+
+        return {b.text(): b for b in console.findChildren(QPushButton) if b.isVisible() and b.text() != "Stop"}
+
+    def offered(console: Any) -> set[str]:
+        return set(buttons(console)) - {"Jump to end ↓"}
+
+    async def scenario() -> None:
+        sarah = await person(app, "sarah")
+        asked = [(await app.api.post("/api/requests", json={"agent": "shell", "prompt": f"echo asked {n}"},
+                                     headers=sarah)).json()["id"] for n in range(3)]
+        console = await app.open_console(("request", asked[0]))
+        assert offered(console) == {"Approve", "Deny", "Review…"}, "what waits is denied, not cancelled"
+        buttons(console)["Review…"].click()
+        await until(lambda: asked[0] in app.cards and app.cards[asked[0]].isVisible(), 10)
+        buttons(console)["Approve"].click()
+        assert (await wait_state(app, asked[0], "done", 10))["result"] == "asked 0"
+        await until(lambda: asked[0] not in app.cards and not offered(console), 3)  # the card goes, and the buttons
+
+        await console.open_request(asked[1])
+        buttons(console)["Deny"].click()
+        await wait_state(app, asked[1], "cancelled", 10)
+        await until(lambda: not offered(console), 3)
+
+        short = f"R-{asked[2][-2:]}"
+        await until(lambda: any(k.startswith(short) for k in actions(app.tray.menu)), 10)
+        next(v for k, v in actions(app.tray.menu).items() if k.startswith(short) and k.endswith("/ Review…")).trigger()
+        await until(lambda: asked[2] in app.cards and app.cards[asked[2]].isVisible(), 10)
+        await app.act("review", asked[0])  # long answered: said in the balloon, no card
+        assert asked[0] not in app.cards and app.tray.balloons[-1][1] == f"{asked[0]} no longer waits for approval"
+
+    run(qloop, scenario())

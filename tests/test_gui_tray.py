@@ -39,13 +39,15 @@ def test_the_menu_offers_what_each_request_needs(qapp: Any) -> None:
     shown = actions(tray.menu)
     waiting = "R-08 · web · tom · waiting for approval: upgrade the bundler and run the whole test suite…"
     running = "R-07 · api · sarah · 60%: fix the flaky login test"
-    assert set(shown) == {f"{waiting} / Approve", f"{waiting} / Deny", f"{running} / Open in console",
-                          f"{running} / Cancel", "Open console", "Pause all agents", "Room: starting…", "Settings…",
-                          "Quit Coxswain"}
+    assert set(shown) == {f"{waiting} / Approve", f"{waiting} / Deny", f"{waiting} / Review…",
+                          f"{running} / Open in console", f"{running} / Cancel", "Open console", "Pause all agents",
+                          "Room: starting…", "Settings…", "Quit Coxswain"}
     shown[f"{waiting} / Approve"].trigger()
+    shown[f"{waiting} / Review…"].trigger()
     shown[f"{running} / Cancel"].trigger()
     shown["Pause all agents"].trigger()
-    assert clicks == [("approve", "R20261129-08"), ("cancel", "R20261129-07"), ("pause", "")]
+    assert clicks == [("approve", "R20261129-08"), ("review", "R20261129-08"), ("cancel", "R20261129-07"),
+                      ("pause", "")]
     assert tray.toolTip().splitlines()[0] == "Coxswain: 1 waiting for you" and not tray.icon().isNull()
 
     tray.show_summary(summarize([], paused=True, today=TODAY))

@@ -64,7 +64,7 @@ def test_the_shell_draws_each_prompt_in_the_tray_menu_as_written(screen: Screen)
                 server.disconnect()
 
         labels: list[Any] = asyncio.run(scenario())
-    shown = [label_shows(label) for label in labels if label not in ("Approve", "Deny")]
+    shown = [label_shows(label) for label in labels if label not in ("Approve", "Deny", "Review…")]
     assert shown[:len(CORPUS)] == [f"R-{n:02d} · shell · sarah · waiting for approval: {h.first}"
                                    for n, h in enumerate(CORPUS, 1)]
     assert shown[len(CORPUS):] == ["Open console", "Pause all agents", "Room: starting…", "Settings…",

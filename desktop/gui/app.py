@@ -135,6 +135,12 @@ class TrayApp:
         if verb == "open":
             await self.open_console(("request", request_id))
             return
+        if verb == "review":
+            if await self.open_card(request_id) is None:  # answered or expired a moment ago: say so, then show it
+                self.notices.in_balloon = None
+                self.tray.balloon("Coxswain", f"{request_id} no longer waits for approval")
+                await self.refresh()
+            return
         path = f"/api/agents/{verb}" if verb in ("pause", "resume") else f"/api/requests/{request_id}/{verb}"
         answer = await self.api.post(path, json={})
         if answer.status_code >= 400:  # e.g. approved elsewhere a moment ago: say so, then show what is now

@@ -1,7 +1,8 @@
 """The console window. Left: requests and background tasks, each group summed up in one line and expanding to rows.
 Right: the chosen request's timeline (states with times, interruptions and resumes, progress) and console, or the
-chosen task's console with its test chip, quiet flag and Stop. The console opens on the last 2,000 lines, follows
-live output once a second while the person is at the end, and pages back on "Load earlier"."""
+chosen task's console with its test chip, quiet flag and Stop; a request waiting for approval has Approve, Deny and
+Review… (its card). The console opens on the last 2,000 lines, follows live output once a second while the person
+is at the end, and pages back on "Load earlier"."""
 
 import asyncio
 from collections.abc import Callable
@@ -70,6 +71,12 @@ class ConsoleWindow(QWidget):
         self.older = QLabel("older output not loaded")
         self.stop_button = QPushButton("Stop")
         self.stop_button.clicked.connect(lambda: self.work.start(self.stop()))
+        self.approve_button = QPushButton("Approve")  # a request waiting for approval: answered here, or in its card
+        self.deny_button = QPushButton("Deny")
+        self.review_button = QPushButton("Review…")
+        for button, verb in ((self.approve_button, "approve"), (self.deny_button, "deny"),
+                             (self.review_button, "review")):
+            button.clicked.connect(lambda _=False, verb=verb: self._answer(verb))
         self.view = ConsoleView()
         self.view.verticalScrollBar().valueChanged.connect(self._scrolled)
         self.jump = QPushButton("Jump to end ↓")
@@ -81,7 +88,8 @@ class ConsoleWindow(QWidget):
         for widget in (self.chip, self.first_failure_button, self.quiet):
             bar.addWidget(widget)
         bar.addStretch(1)
-        for widget in (self.older, self.earlier, self.stop_button):
+        for widget in (self.older, self.earlier, self.approve_button, self.deny_button, self.review_button,
+                       self.stop_button):
             bar.addWidget(widget)
         right = QWidget()
         column = QVBoxLayout(right)
@@ -196,7 +204,10 @@ class ConsoleWindow(QWidget):
     def _show_request_state(self, request: dict[str, Any]) -> None:
         """Its timeline and progress; Cancel and once-a-second polling while it can still change."""
         can_change = request["state"] in ("pending", "approved", "running")
-        self.stop_button.setVisible(can_change)
+        waits = request["state"] == "pending"
+        self.stop_button.setVisible(can_change and not waits)  # what waits for the owner is denied, not cancelled
+        for button in (self.approve_button, self.deny_button, self.review_button):
+            button.setVisible(waits)
         self._set_live(can_change)
         self.timeline.clear()
         for entry in request.get("timeline") or []:
@@ -268,6 +279,11 @@ class ConsoleWindow(QWidget):
             self._act("cancel", item_id)
         await self.follow()
 
+    def _answer(self, verb: str) -> None:
+        """Approve, Deny or Review… (its card) for the request shown, through the app like the tray's."""
+        if self.chosen is not None and self.chosen[0] == "request":
+            self._act(verb, self.chosen[1])
+
     # --- small parts ----------------------------------------------------------------------------------------
 
     async def _append(self, lines: list[str]) -> None:
@@ -291,7 +307,8 @@ class ConsoleWindow(QWidget):
 
     def _hide_details(self) -> None:
         for widget in (self.timeline, self.progress, self.chip, self.first_failure_button, self.quiet, self.earlier,
-                       self.older, self.stop_button, self.jump, self.note):
+                       self.older, self.stop_button, self.approve_button, self.deny_button, self.review_button,
+                       self.jump, self.note):
             widget.setVisible(False)
         self.stop_button.setText("Stop")
         self._before = None

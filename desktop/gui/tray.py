@@ -1,6 +1,6 @@
 """The tray icon: the state at a glance (idle, running, waiting with a count, failed, paused), and a menu with the
-requests waiting for approval (Approve, Deny), the running ones (Open in console, Cancel), Open console,
-Pause/Resume all agents, the room's address (opens its QR code), Settings and Quit.
+requests waiting for approval (Approve, Deny, and Review… for the card), the running ones (Open in console, Cancel),
+Open console, Pause/Resume all agents, the room's address (opens its QR code), Settings and Quit.
 It only shows and asks: what a click means is the app's callback (`act`), which goes to the daemon's API."""
 
 from collections.abc import Callable
@@ -17,7 +17,7 @@ from desktop.resources import resource
 STATES = ("idle", "running", "waiting", "failed", "paused")
 ICON_SIZE = 64
 BADGE = "#dc2626"
-Act = Callable[[str, str], None]  # (verb, request id): approve, deny, cancel, open; ("pause" | "resume", "")
+Act = Callable[[str, str], None]  # (verb, request id): approve, deny, review, cancel, open; ("pause" | "resume", "")
 
 
 class Tray(QSystemTrayIcon):
@@ -107,6 +107,7 @@ class Tray(QSystemTrayIcon):
             item = self.menu.addMenu(menu_label(f"{entry.line}: {entry.prompt}", self.dbusmenu))
             self._action(item, "Approve", "approve", entry.request_id)
             self._action(item, "Deny", "deny", entry.request_id)
+            self._action(item, "Review…", "review", entry.request_id)  # the approval card: all of it, then decide
         if running:
             self.menu.addSection("Running")
         for entry in running:
