@@ -128,6 +128,7 @@ KEY_END = re.compile(r"-----END[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----")
 KEY_START = re.compile(r"(?P<begin>-----BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----)[A-Za-z0-9+/=\\]*"
                        r"|(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{3}(?:IBA|BOBgkqhkiG9w0BBQ0w)|MIG[A-Za-z0-9+/]AgEA"
                        r"|MHcCAQEE)[A-Za-z0-9+/]{16,}={0,2}")
+KEY_FIRST = ("-----BEGIN", "MII", "MIG", "MHcCAQEE")
 # what may follow a key's start on its line for the block to go on to the next lines: more of the body
 BODY_REST = re.compile(r"(?:[\s\"',]|\\[nr]|[A-Za-z0-9+/=]{16,})*")
 # a line that can be inside a key block: base64 (long, or with a digit or symbol), a PEM header, or nothing
@@ -154,10 +155,22 @@ def _block_end(text: str, at: int, taken: int) -> tuple[int, int | None]:
     return at, taken
 
 
+def _next_key_start(text: str, at: int) -> re.Match[str] | None:
+    """KEY_START.search, from what each start begins with (str.find is many times faster than the pattern's scan)."""
+    while True:
+        found = [place for place in (text.find(first, at) for first in KEY_FIRST) if place >= 0]
+        if not found:
+            return None
+        at = min(found)
+        if (start := KEY_START.match(text, at)) is not None:
+            return start
+        at += 1
+
+
 def _key_spans(text: str, found: list[tuple[int, int]]) -> int | None:
     """Adds the key blocks of `text` to `found`; the lines taken by one still open at the end of the text, if any."""
     at = 0
-    while (start := KEY_START.search(text, at)) is not None:
+    while (start := _next_key_start(text, at)) is not None:
         line_end = text.find("\n", start.end())
         line_end = len(text) if line_end < 0 else line_end
         header = start.group("begin") is not None
@@ -211,7 +224,9 @@ class Redactor:
             if taken == len(lines):
                 return "\n".join(head)
             text, plain = "\n".join(lines[taken:]), None
-        found, self._key_lines = _spans(SGR.sub("", text) if plain is None else plain)
+        if plain is None:
+            plain = SGR.sub("", text) if "\x1b" in text else text
+        found, self._key_lines = _spans(plain)
         shown = _redact(text, plain, found)
         return "\n".join([*head, shown]) if head else shown
 
@@ -245,7 +260,7 @@ def _spans(text: str) -> tuple[list[tuple[int, int]], int | None]:
     """The secret spans of `text`, merged, in order; and the lines taken by a key block still open at its end."""
     found: list[tuple[int, int]] = []
     still_open = None
-    if "PRIVATE KEY" in text or "MII" in text or "MIG" in text or "MHcCAQEE" in text:
+    if "PRIVATE KEY" in text or "MI" in text or "MHcCAQEE" in text:
         still_open = _key_spans(text, found)
     if "==" in text:
         found += [(key.end() - 88, key.end()) for key in PADDED_KEY.finditer(text)]
