@@ -1,6 +1,8 @@
 """Redaction over the corpus (tests/redaction_corpus.py): every secret goes, every benign line stays as it was,
 also when colour codes sit around or inside a secret and when a secret arrives split across two reads."""
 
+import time
+
 import pytest
 
 from desktop.console.ansi import strip_sgr
@@ -144,3 +146,13 @@ def test_a_key_block_across_reads_ends_at_a_normal_line() -> None:
     redactor = Redactor()
     assert redactor.lines("grep -r 'BEGIN' .\n./a.pem:-----BEGIN PRIVATE KEY-----").split("\n")[1] == "./a.pem:" + MARK
     assert redactor.lines("./b.txt: nothing here\n$ ls") == "./b.txt: nothing here\n$ ls"
+
+
+def test_a_long_hostile_line_is_redacted_in_linear_time() -> None:
+    lines = ["password: x" + " " * 4500 + "y", "password: " + "ab " * 1500, "https://u:" + "a@" * 2200 + "/",
+             "setenv " + "TOKEN " * 750, "-----BEGIN PRIVATE KEY-----" + "\\n" * 2000 + " x",
+             "conn;Password=" + "a " * 2200]
+    started = time.perf_counter()
+    for line in lines:
+        redact(line)
+    assert time.perf_counter() - started < 1.0  # each takes a few milliseconds; a quadratic pattern took seconds

@@ -33,7 +33,7 @@ _NOT_A_NAME = r"(?-i:(?![a-z_.]*(?:token|secret|password|key)[a-z_.]*(?:[,;)&]|$
 _PROSE = (r"(?![^#\n]*\b(?:must|be|is|are|was|were|has|have|not|no|the|at|to|for|of|with|updated|successfully"
           r"|required|missing|invalid|expired|changed|failed|set|found|see|please|enter|use)\b)")
 # what a value that may hold spaces runs to: the end of the line, before a comment or a closing comma
-_TO_THE_END = r"(?P<s>[^\s\"'#][^#\n]*?)(?=\s*(?:,\s*)?(?:\s#.*)?$)"
+_TO_THE_END = r"(?P<s>[^\s\"'#][^\s#]*(?:[ \t]+[^\s#]+)*)(?=\s*(?:#.*)?$)"  # words and spaces: linear
 # quoted, and not the name of a variable that holds it (`"token": "GITHUB_TOKEN"`) or a label (`"Gemini (CLI)"`)
 _QUOTED = (r"""(?-i:(?!["'][A-Z][A-Z0-9]*_[A-Z0-9_]+["']))(?!["'][^"'\n]* \()"""
            r"""(?:"(?P<s>[^"\n]{3,})"|'(?P<s2>[^'\n]{3,})')""")
