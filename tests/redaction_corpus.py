@@ -366,4 +366,11 @@ BENIGN_CASES: list[tuple[str, str]] = [
     ("prose", "grep: -----BEGIN is not a flag"), ("prose", "the private key is in ~/.ssh"),
     ("prose", "SignedHeaders=host;x-amz-date"), ("prose", "WWW-Authenticate: Digest realm=\"api\", qop=\"auth\""),
     ("prose", "echo \"::add-mask::$TOKEN\""),
+    # code printed to a console (cat, git diff): names passed on, not values
+    ("code", "client = WebClient(token=os.environ['SLACK_BOT_TOKEN'])"),
+    ("code", "const token = process.env.API_TOKEN;"),
+    ("code", "    app_token: str = Field(default=\"\", max_length=500)"),
+    ("code", "def authenticate(self, token: str) -> None:"),
+    ("code", "    web = AsyncWebClient(token=bot_token, base_url=base_url)"),
+    ("code", "    \"copilot_token\": \"COPILOT_GITHUB_TOKEN\","), ("code", "password = hash(password, salt)"),
 ]

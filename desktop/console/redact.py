@@ -25,7 +25,7 @@ _SECRET_WORDS = (r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey
 _CREDENTIAL = r"(?=[A-Za-z0-9._~+/=\-]*(?:[0-9+/=]|[a-z][A-Z]))"  # a credential, not a word: a digit or a hump
 _TOKEN_CHARS = r"[A-Za-z0-9_\-]"
 # a value that is not one: a boolean or nothing, a call, a path
-_NOT_A_VALUE = (r"(?!(?:null|none|nil|true|false|undefined)\b)(?![^\s\"',;&]*\()(?!\.{1,2}/|~/)"
+_NOT_A_VALUE = (r"(?!(?:null|none|nil|true|false|undefined)\b)(?![^\s\"',;&]*[(\[])(?!\.{1,2}/|~/)(?!process\.env\.)"
                 r"(?-i:(?![A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9](?:[\s\"',;)]|$)))")  # a variable's name: "GITHUB_TOKEN"
 # in code, a keyword argument passed on: `token=bot_token`
 _NOT_A_NAME = r"(?-i:(?![a-z_.]*(?:token|secret|password|key)[a-z_.]*(?:[,;)&]|$)))"
