@@ -156,3 +156,10 @@ def test_a_long_hostile_line_is_redacted_in_linear_time() -> None:
     for line in lines:
         redact(line)
     assert time.perf_counter() - started < 1.0  # each takes a few milliseconds; a quadratic pattern took seconds
+
+
+def test_the_console_shows_the_lines_after_a_lone_key_header() -> None:
+    stream = ConsoleStream()
+    data = b"$ grep -rn 'PRIVATE KEY' .\n./old.pem:1:-----BEGIN RSA PRIVATE KEY-----\n./notes.md:3:rotate it\n$ ls\n"
+    shown = [line.text for line in stream.feed(data[:60]) + stream.feed(data[60:]) + stream.finish()]
+    assert shown == ["$ grep -rn 'PRIVATE KEY' .", f"./old.pem:1:{MARK}", "./notes.md:3:rotate it", "$ ls"]
