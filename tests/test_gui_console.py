@@ -210,6 +210,15 @@ def newest_line_in_sight(view: Any) -> bool:
     return bool(view.at_end and box.top() >= 0 and box.bottom() <= view.viewport().height() + 1)
 
 
+async def laid_out() -> None:
+    """The windows laid out around what they show now (the layouts' posted requests handled, and what they resized)."""
+    from PySide6.QtCore import QCoreApplication
+
+    for _ in range(3):
+        QCoreApplication.sendPostedEvents()
+        await asyncio.sleep(0)
+
+
 def last_number(view: Any) -> int:
     text = view.document().lastBlock().text()
     return int(text.split()[-1]) if text.startswith("line ") else 0
@@ -228,7 +237,7 @@ def test_a_running_request_is_followed_to_its_newest_line(desktop: Any, qloop: A
                                                           "for i in $(seq 1 3000); do echo line $i; done"})).json()
         await wait_state(app, done["id"], "done")
         console = await app.open_console(("request", done["id"]))
-        await asyncio.sleep(0.3)  # the window laid out around what it shows
+        await laid_out()
         assert console.view.document().lastBlock().text() == "line 3000"
         assert newest_line_in_sight(console.view) and not console.jump.isVisible()
 
@@ -242,7 +251,7 @@ def test_a_running_request_is_followed_to_its_newest_line(desktop: Any, qloop: A
         next(v for k, v in actions(app.tray.menu).items() if k.endswith("/ Open in console")).trigger()
         await until(lambda: console.chosen == ("request", row["id"]) and last_number(console.view) > 5
                     and not console.timeline.isHidden(), 10)
-        await asyncio.sleep(0.3)
+        await laid_out()
         shown = last_number(console.view)
         assert newest_line_in_sight(console.view) and not console.jump.isVisible(), f"parked at line {shown}"
         await until(lambda: last_number(console.view) >= shown + 100, 30)  # ten seconds more of output
