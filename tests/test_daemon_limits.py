@@ -162,3 +162,20 @@ def test_the_rooms_https_listener_too(attacked: tuple[DaemonProcess, list[socket
     log = logged(daemon)
     assert "Traceback" not in log
     assert "HTTPS on 127.0.0.2" in log and "closed for sending no complete request" in log
+
+
+def test_what_is_not_http_is_summed_up_not_logged_line_by_line(
+        attacked: tuple[DaemonProcess, list[socket.socket]]) -> None:
+    daemon, _ = attacked
+    port = int(daemon.url.rsplit(":", 1)[1])
+    for n in range(300):
+        with connect("127.0.0.1", port, SOURCES[n % len(SOURCES)]) as sock:
+            sock.sendall(b"\x16\x03\x01 not HTTP\r\n\r\n" if n % 2 else
+                         f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n"
+                         .encode())
+            assert status_line(sock).startswith(b"HTTP/1.1 400")
+    assert daemon.get("/api/health").status_code == 200
+    daemon.stop()
+    log = logged(daemon)
+    assert len(log.splitlines()) < 10, log[-2000:]
+    assert "300 answered 400 or closed: not an HTTP/1.1 request" in log

@@ -163,6 +163,7 @@ class _Gate:
                 "displaced": f"closed while waiting, to make room (at most {self.limits.per_peer} from one address, "
                              f"{self.limits.total} in all)",
                 "refused": "refused: every connection was at work",
+                "not spoken here": "answered 400 or closed: not an HTTP/1.1 request, or an upgrade to another protocol",
                 "out of files": "not accepted for want of file descriptors"}
         parts = [f"{count} {said.get(what, what)}" for what, count in self._events.most_common()]
         sources = ", ".join(f"{peer} ({count})" for peer, count in self._sources.most_common(3))
@@ -176,12 +177,25 @@ class _Gate:
             self.report()
 
 
+class _FoldedLog(logging.Logger):
+    """uvicorn's log for one connection: the warnings a peer's bytes make it say (not HTTP, an upgrade to a protocol
+    not spoken here) are counted in its listener's summary; errors go on to uvicorn's log as they are."""
+
+    def __init__(self, slot: _Slot) -> None:
+        super().__init__("uvicorn.error")
+        self.parent, self._slot = logging.getLogger("uvicorn.error"), slot
+
+    def warning(self, msg: object, *args: object, **kwargs: Any) -> None:
+        self._slot.gate.note("not spoken here", self._slot.peer)
+
+
 class _GuardedProtocol(HttpToolsProtocol):
     """uvicorn's HTTP/1.1 protocol, telling its slot when it waits for a request head and when it is at work."""
 
     def __init__(self, slot: _Slot, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._slot = slot
+        self.logger = _FoldedLog(slot)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
