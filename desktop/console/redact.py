@@ -17,11 +17,11 @@ from desktop.console.ansi import SGR
 
 MARK = "[redacted]"
 # not a reference (`$X`, `\${X}`, `%X%`, `` `cmd` ``), template, placeholder, or a value shown hidden already
-_VALUE = r"""(?!["']?(?:\$|\\\$|%\(|%\w+%|\{\{|<|`|\[redacted\]|\*{3}))(?![^\s"']*(?:\*{3}|•{3}))"""
+_VALUE = r"""(?!["']?(?:\$|\\\$|%\(|%\w+%|\{\{|<|`|…|\[redacted\]|\*{3}))(?![^\s"']*(?:\*{3}|•{3}))"""
 _NAME_END = r"(?![A-Za-z0-9])"
 _SECRET_WORDS = (r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key"
                  r"|private[_-]?key|auth[_-]?key|client[_-]?secret|_pass|-pass|session[_-]?key|account[_-]?key"
-                 r"|app(?:lication)?[_-]?key|_auth|client[_-]key[_-]data)")
+                 r"|app(?:lication)?[_-]?key|_auth|client[_-]key[_-]data|secret[_-]key[_-]base|[_-]pat)")
 _CREDENTIAL = r"(?=[A-Za-z0-9._~+/=\-]*(?:[0-9+/=]|[a-z][A-Z]))"  # a credential, not a word: a digit or a hump
 _TOKEN_CHARS = r"[A-Za-z0-9_\-]"
 # a value that is not one: a boolean or nothing, a call, a path
@@ -35,7 +35,8 @@ _PROSE = (r"(?![^#\n]*\b(?:must|be|is|are|was|were|has|have|not|no|the|at|to|for
 # what a value that may hold spaces runs to: the end of the line, before a comment or a closing comma
 _TO_THE_END = r"(?P<s>[^\s\"'#][^\s#]*(?:[ \t]+[^\s#]+)*)(?=\s*(?:#.*)?$)"  # words and spaces: linear
 # quoted, and not the name of a variable that holds it (`"token": "GITHUB_TOKEN"`) or a label (`"Gemini (CLI)"`)
-_QUOTED = (r"""(?-i:(?!["'][A-Z][A-Z0-9]*_[A-Z0-9_]+["']))(?!["'][^"'\n]* \()"""
+_QUOTED = (r"""(?-i:(?!["'][A-Z][A-Z0-9]*_[A-Z0-9_]+["'])(?!["'][a-z_.]*(?:token|secret|password|key)[a-z_.]*["']))"""
+           r"""(?!["'][^"'\n]* \()"""
            r"""(?:"(?P<s>[^"\n]{3,})"|'(?P<s2>[^'\n]{3,})')""")
 _FLAG_VALUE = r"""(?:"(?P<s>[^"\n]+)"|'(?P<s2>[^'\n]+)'|(?P<s3>[^\s"']+))"""
 _BLOCK_HEADS = ("LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS", "LS0tLS1CRUdJTiBQVUJMSUMgS0VZ", "LS0tLS1CRUdJTiBQR1AgUFVCTElD",
@@ -94,10 +95,15 @@ PATTERNS: list[re.Pattern[str]] = [re.compile(p, flags) for p, flags in (
     (r"\bsshpass\s+-p\s*" + _VALUE + r"(?P<s>\S+)", 0),
     (r"\bredis-cli\b[^\n]*?\s-a\s+" + _VALUE + _FLAG_VALUE, 0),
     # NAME VALUE after a command that sets one: fish's `set -gx`, csh's `setenv`, `aws configure set`, rclone
-    (r"(?i)(?:\bset\s+-[A-Za-z]+|\bsetenv|\bconfigure\s+set)\s+[\w.\-]*" + _SECRET_WORDS + r"[\w\-]*\s+" + _VALUE
+    (r"(?i)(?:\bset\s+-[A-Za-z]+|\bsetenv|\bconfig(?:ure)?\s+set)\s+[^\s=]*?" + _SECRET_WORDS + r"[\w\-]*\s+" + _VALUE
      + _NOT_A_VALUE + _FLAG_VALUE, 0),
     (r"\brclone\s+config\s+(?:create|update)\b[^\n]*?\s(?:secret_access_key|key|pass|password|token|client_secret"
      r"|account_key|sas_url|bearer_token)\s+" + _VALUE + _NOT_A_VALUE + r"(?P<s>\S+)", 0),
+    (r"\bhtpasswd\s+-[a-zA-Z]*b[a-zA-Z]*\s+(?:-\S+\s+)*\S+\s+\S+\s+" + _VALUE + r"(?P<s>\S+)", 0),  # user, password
+    # a session cookie, and .NET's <add key="ApiKey" value="…"/>
+    (r"(?i)\b(?:set-)?cookie:\s*(?:[^=\s;]+=[^;\s]*;\s*)*?[^=\s;]*(?:sess|sid|auth|token)[^=\s;]*=" + _VALUE
+     + r"(?P<s>[^;\s]{8,})", 0),
+    (r"(?i)\bkey=\"[\w.:\-]*" + _SECRET_WORDS + r"[\w.:\-]*\"\s+value=\"" + _VALUE + r"(?P<s>[^\"\n]+)\"", 0),
     # a two-column table (`vault login`): `token    hvs.…`
     (r"^(?i:token|password|secret|client_token|secret_id)\s{2,}" + _VALUE + _CREDENTIAL + r"(?P<s>\S{8,})\s*$", 0),
     # a literal default of a secret's variable is the secret: ${TOKEN:-ghp_…}
@@ -242,11 +248,11 @@ TRIGGER = re2.compile(
     r"|password|passwd|pwd|secret|code|appid|app_id|app_key|x-amz-signature|x-amz-credential|x-amz-security-token"
     r"|x-goog-signature|x-goog-credential)="
     r"|--(?i:[a-z0-9\-]*(?:pass|token|secret|api-?key|auth|account-key|access-key|secret-key|private-key))"
-    r"|curl|mysql|mariadb|login|sshpass|redis-cli|\bset\s+-|setenv|configure\s+set|rclone"
+    r"|curl|mysql|mariadb|login|sshpass|redis-cli|\bset\s+-|setenv|config(?:ure)?\s+set|rclone|htpasswd|(?i:cookie:|key=\")"
     r"|(?i:token|password|secret|client_token|secret_id)\s\s+\S|\$\{"
     r"|(?i:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key"
     r"|private[_-]?key|auth[_-]?key|client[_-]?secret|_pass|-pass|session[_-]?key|account[_-]?key"
-    r"|app(?:lication)?[_-]?key|_auth|client[_-]key[_-]data)(?:[\"']?\s*(?:[:=]|=>)|>)"
+    r"|app(?:lication)?[_-]?key|_auth|client[_-]key[_-]data|secret[_-]key[_-]base|[_-]pat)(?:[\"']?\s*(?:[:=]|=>)|>)"
     r"|(?i:pwd)\s*="
 )
 
