@@ -51,6 +51,9 @@ class ConsoleWindow(QWidget):
         self._stream = ConsoleStream()  # a request's output through the console pipeline
         self._live = False
         self._asked = self._shown = 0  # list refreshes asked for, and the newest of them shown
+        self._request_state: str | None = None  # the state the chosen request's details show
+        self._reading = asyncio.Lock()  # one reader of the output at a time: every line once, in order
+        self._read_again = False  # asked to read while a read was on its way (it may have asked before the change)
         self.first_failure: str | None = None
 
         self.list = WorkList()
@@ -109,7 +112,7 @@ class ConsoleWindow(QWidget):
 
         self._poll = QTimer(self)  # once a second, and only while a live console is shown
         self._poll.setInterval(1000)
-        self._poll.timeout.connect(lambda: self.work.start(self.follow()))
+        self._poll.timeout.connect(self._follow_soon)
 
     # --- the list on the left ------------------------------------------------------------------------------
 
@@ -128,6 +131,10 @@ class ConsoleWindow(QWidget):
             task = next((t for t in tasks if t["id"] == self.chosen[1]), None)
             if task:
                 self._show_task_state(task)
+        elif self.chosen and self.chosen[0] == "request":
+            request = next((r for r in requests if r["id"] == self.chosen[1]), None)
+            if request is not None and request["state"] != self._request_state:  # now, not at the next poll
+                self._follow_soon()
         elif self.chosen is None and (first := latest(requests, tasks)):
             self.work.start(self.open_task(first[1]) if first[0] == "task" else self.open_request(first[1]))
 
@@ -142,8 +149,15 @@ class ConsoleWindow(QWidget):
     # --- a task ---------------------------------------------------------------------------------------------
 
     async def open_task(self, task_id: str) -> None:
-        self.chosen = ("task", task_id)
+        self.chosen = ("task", task_id)  # a read of what was shown before stops at its next slice
         self.list.select(task_id)
+        async with self._reading:
+            if self.chosen == ("task", task_id):
+                await self._open_task(task_id)
+                await self._read_while_asked(self.chosen)
+
+    async def _open_task(self, task_id: str) -> None:
+        self._read_again = False
         task = (await self._api.get(f"/api/tasks/{task_id}")).json()
         page = (await self._api.get(f"/api/tasks/{task_id}/output", params={"lines": PAGE})).json()
         self._hide_details()
@@ -188,8 +202,15 @@ class ConsoleWindow(QWidget):
     # --- a request ------------------------------------------------------------------------------------------
 
     async def open_request(self, request_id: str) -> None:
-        self.chosen = ("request", request_id)
+        self.chosen = ("request", request_id)  # a read of what was shown before stops at its next slice
         self.list.select(request_id)
+        async with self._reading:
+            if self.chosen == ("request", request_id):
+                await self._open_request(request_id)
+                await self._read_while_asked(self.chosen)
+
+    async def _open_request(self, request_id: str) -> None:
+        self._read_again = False
         request = (await self._api.get(f"/api/requests/{request_id}")).json()
         self._hide_details()
         self.header.setText(visible(f"{request['id']} · {request['agent']} · {request['requester']}: "
@@ -203,6 +224,7 @@ class ConsoleWindow(QWidget):
 
     def _show_request_state(self, request: dict[str, Any]) -> None:
         """Its timeline and progress; Cancel and once-a-second polling while it can still change."""
+        self._request_state = request["state"]
         can_change = request["state"] in ("pending", "approved", "running")
         waits = request["state"] == "pending"
         self.stop_button.setVisible(can_change and not waits)  # what waits for the owner is denied, not cancelled
@@ -233,9 +255,27 @@ class ConsoleWindow(QWidget):
     # --- following, paging, stopping ------------------------------------------------------------------------
 
     async def follow(self) -> None:
-        if self.chosen is None:
+        """Show what the chosen item printed since the last read, and its state now."""
+        chosen = self.chosen
+        if chosen is None:
             return
-        kind, item_id = self.chosen
+        async with self._reading:
+            self._read_again = True
+            await self._read_while_asked(chosen)
+
+    def _follow_soon(self) -> None:
+        """Read now, or (a read on its way) once more right after it: the timer's tick, a change seen in the list."""
+        if self._reading.locked():
+            self._read_again = True
+        elif self.chosen is not None:
+            self.work.start(self.follow())
+
+    async def _read_while_asked(self, chosen: tuple[str, str]) -> None:
+        while self._read_again and self.chosen == chosen:
+            self._read_again = False
+            await self._read(*chosen)
+
+    async def _read(self, kind: str, item_id: str) -> None:
         if kind == "task":
             await self._follow_task(item_id)
             task = (await self._api.get(f"/api/tasks/{item_id}")).json()
@@ -338,8 +378,7 @@ class ConsoleWindow(QWidget):
         super().closeEvent(event)
 
     def showEvent(self, event: Any) -> None:
-        if self.chosen is not None:
-            self.work.start(self.follow())
+        self._follow_soon()
         super().showEvent(event)
 
 
