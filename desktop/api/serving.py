@@ -64,6 +64,7 @@ class _Slot:
         self.close: Callable[[], object] = lambda: None
         self.idle = False  # waiting after an answer, not yet sent a byte of the next request
         self.answered = False  # has had an answer: a kept-alive connection goes after those that never had one
+        self.begun = False  # has sent part of a request head, not all of it: the first to go
         self.stuck = False  # at work, but its peer reads nothing of the answer
         self._timer: asyncio.TimerHandle | None = None
         self._released = False
@@ -71,7 +72,7 @@ class _Slot:
     def wait(self, seconds: float, idle: bool = False) -> None:
         if self._released:
             return
-        self.idle = idle
+        self.idle, self.begun = idle, self.begun and not idle
         self.answered = self.answered or idle
         self.gate.waiting.pop(self, None)
         self.gate.waiting[self] = None  # the newest waiter: displaced last
@@ -79,7 +80,7 @@ class _Slot:
         self._timer = asyncio.get_running_loop().call_later(seconds, self.drop, "timed out")
 
     def work(self) -> None:
-        self.idle = False
+        self.idle = self.begun = False
         self.gate.waiting.pop(self, None)
         self._cancel_timer()
 
@@ -130,10 +131,12 @@ class _Gate:
         """A place for a new connection from `peer`, displacing a waiting one if need be; None: every one is at work."""
         full_peer = self.peers[peer] >= self.limits.per_peer
         if full_peer or self.count >= self.limits.total:
-            # those that never had an answer (or read none of theirs) first, then kept-alive ones: a half-sent
-            # request never displaces the owner's pooled connection while one of its kind is left
+            # a head begun and not finished (or an answer its peer does not read) goes first, then a connection that
+            # has sent nothing yet, then a kept-alive one: a half-sent request never displaces the owner's new
+            # connection, nor the owner's pooled one, while one of its kind is left; the longest-waiting first
             mine = [s for s in self.waiting if s.peer == peer] if full_peer else self.waiting
-            victim = next((s for s in mine if not s.answered or s.stuck), None) or next(iter(mine), None)
+            victim = next((s for s in mine if s.begun or s.stuck), None) or \
+                next((s for s in mine if not s.answered), None) or next(iter(mine), None)
             if victim is None:
                 self.note("refused", peer)
                 return None
@@ -208,6 +211,7 @@ class _GuardedProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         if self._slot.idle:  # the first byte after an answer: the next head has header_timeout from now
             self._slot.wait(self._slot.gate.limits.header_timeout)
+        self._slot.begun = True  # until the head is complete (work) or answered (wait)
         super().data_received(data)
 
     def handle_websocket_upgrade(self) -> None:
