@@ -158,3 +158,28 @@ def test_a_request_is_approved_from_the_tray_menu_on_a_real_tray(screen: Screen,
         _, err = app.communicate(timeout=30)
     assert app.returncode == 0, err[-2000:]
     assert not (home / "daemon.json").exists(), "Quit stops the daemon cleanly"
+
+
+@pytest.mark.slow
+def test_a_start_that_fails_says_why_in_a_dialog(screen: Screen, tmp_path: Path) -> None:
+    """Not only on a terminal nobody sees: a home already served by `cox daemon` is said in a dialog on the screen."""
+    from tests.daemon_process import DaemonProcess
+
+    daemon = DaemonProcess(tmp_path / "home").start()
+    env = {**screen.env, "QT_QPA_PLATFORM": "xcb", "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+           "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus", "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    app = subprocess.Popen([sys.executable, "-m", "desktop.gui.app", "--home", str(tmp_path / "home"), "--port", "0"],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for("the dialog", lambda: "Coxswain cannot start" in screen.windows())
+        screen.shot("cannot-start-dialog.png")
+        assert app.poll() is None, "it waits for the person to read it"
+        screen.keys("Return")
+        _, err = app.communicate(timeout=30)
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.communicate()
+        daemon.stop()
+    assert app.returncode == 1
+    assert err.strip().endswith(f"Coxswain cannot start: a Coxswain daemon is already running for {tmp_path / 'home'}")

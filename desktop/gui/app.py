@@ -352,7 +352,9 @@ def main(argv: list[str] | None = None) -> int:
             if app.platformName() not in ("offscreen", "minimal") and not args.smoke_test:  # not only on a terminal
                 from PySide6.QtWidgets import QMessageBox
 
-                QMessageBox.critical(None, "Coxswain cannot start", f"Coxswain cannot start: {error}")
+                hint = ("\n\nIt runs without a tray icon (`cox daemon`): the `cox` command line works with it; stop "
+                        "it to have Coxswain here in the tray.") if isinstance(error, AlreadyRunning) else ""
+                QMessageBox.critical(None, "Coxswain cannot start", f"Coxswain cannot start: {error}{hint}")
             return 1
     return code
 
