@@ -1,7 +1,8 @@
 """The tray app end to end on a real X display: Xvfb with a real system tray host (trayer), the app started as the
 README starts it, driven with xdotool like a person with a mouse and keyboard. A teammate's request raises the
 tray's balloon (no notification server here), a click on it opens the approval card; the tray icon's menu approves
-the request, which runs; the console and settings windows open from the menu. Screenshots go to .cache/screenshots."""
+the request, which runs; the console and settings windows open from the menu. A taken port and a start that fails
+are said on the screen; the console follows live output. Screenshots go to .cache/screenshots."""
 
 import contextlib
 import json
@@ -183,3 +184,43 @@ def test_a_start_that_fails_says_why_in_a_dialog(screen: Screen, tmp_path: Path)
         daemon.stop()
     assert app.returncode == 1
     assert err.strip().endswith(f"Coxswain cannot start: a Coxswain daemon is already running for {tmp_path / 'home'}")
+
+
+@pytest.mark.slow
+def test_a_taken_port_is_said_on_the_tray_and_the_console_follows_live_output(screen: Screen, tmp_path: Path) -> None:
+    """Another program holds the port asked for: the app comes up on another, the tray's balloon says so (seen on
+    screen), and a second launch brings the console forward on the running request, following its output."""
+    import socket
+
+    home = tmp_path / "home"
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    taken = holder.getsockname()[1]
+    env = {**screen.env, "QT_QPA_PLATFORM": "xcb", "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+           "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus", "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    launch = [sys.executable, "-m", "desktop.gui.app", "--home", str(home), "--port", str(taken)]
+    app = subprocess.Popen(launch, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for("the daemon", lambda: (home / "daemon.json").exists())
+        url = json.loads((home / "daemon.json").read_text())["url"]
+        assert not url.endswith(f":{taken}")
+        wait_for("the balloon", lambda: any(t in ("", "Coxswain") and g[2] > 100 for t, g in screen.windows().items()))
+        time.sleep(0.5)  # drawn
+        screen.shot("port-taken-balloon.png")
+        token = (home / "owner.token").read_text().strip()
+        owner = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"})
+        request = owner.post("/api/requests", json={"agent": "shell", "prompt": "for i in $(seq 1 900); do "
+                                                    "echo \"line $i: \033[32mok\033[0m\"; sleep 0.1; done"}).json()
+        wait_for("output", lambda: "line 60:" in owner.get(f"/api/requests/{request['id']}/output").json()["text"])
+        subprocess.run(launch, env=env, capture_output=True, timeout=60)  # a second launch: the console comes forward
+        wait_for("the console", lambda: screen.windows().get("Coxswain", (0, 0, 0, 0))[2] > 600)
+        time.sleep(3)  # three seconds more of output, followed
+        screen.shot("console-following-live-output.png")
+        owner.post(f"/api/requests/{request['id']}/cancel", json={})
+    finally:
+        app.send_signal(signal.SIGTERM)
+        out, err = app.communicate(timeout=30)
+        holder.close()
+    assert f"Port {taken} is taken by another program, so Coxswain's API listens on {url} instead" in out, out
+    assert app.returncode == 0, err[-2000:]
