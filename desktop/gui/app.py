@@ -299,9 +299,10 @@ class TrayApp:
 
 def port_free(host: str, port: int) -> bool:
     """Whether the daemon could listen on `port` (bound as it binds: SO_REUSEADDR, so a port in TIME_WAIT counts as
-    free)."""
+    free; not on Windows, where that option would let the probe share a port another program listens on)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if sys.platform != "win32":
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError:
