@@ -33,7 +33,7 @@ OUT_OF_FILES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 class Limits:
     header_timeout: float = 10.0  # from connecting (or a kept-alive connection's next byte) to a complete head
     keep_alive: float = 30.0  # an idle kept-alive connection: a busy client's pool must not be closed under it
-    per_peer: int = 64  # connections from one address (event streams count: the tray, the console, room pages)
+    per_peer: int = 256  # connections from one address (event streams count: the tray, the console, room pages)
     total: int = 256
 
     def within(self, open_files: int) -> "Limits":
@@ -42,7 +42,7 @@ class Limits:
         return replace(self, total=total, per_peer=min(self.per_peer, total))
 
 
-API_LIMITS = Limits()
+API_LIMITS = Limits()  # on loopback every peer is this computer: a busy client's pool (httpx: 100) must fit
 ROOM_LIMITS = Limits(per_peer=32, total=128)  # phones and laptops on the network, each its own address
 
 
@@ -281,7 +281,11 @@ class EmbeddedServer(uvicorn.Server):
                         self._gate.make_room()
                     await asyncio.sleep(0.05 if error.errno in OUT_OF_FILES else 0.001)
                     continue  # a connection reset before it was accepted, …
-                self._take(conn, str(address[0]))
+                try:
+                    self._take(conn, str(address[0]))
+                except Exception:  # one connection must never end the accepting, which nothing would restart
+                    log.exception("%s: a connection could not be taken", self._gate.name)
+                    conn.close()
             await asyncio.sleep(0)
 
     def _take(self, conn: socket.socket, peer: str) -> None:
