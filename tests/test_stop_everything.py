@@ -3,9 +3,12 @@ start a session of their own, double-fork or `nohup … &` are ended too, and a 
 with it. A turn that cannot start fails its request and the agent's queue goes on; a request the daemon marked
 running but whose command never began is run after a restart."""
 
+import contextlib
 import json
+import os
 import signal
 import sqlite3
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -80,6 +83,49 @@ def test_stopping_a_task_ends_its_whole_tree(daemon: DaemonProcess, tmp_path: Pa
     daemon.post(f"/api/tasks/{started['id']}/stop", {})
     assert ended(daemon, started["id"])["status"] == "stopped"
     assert alive(pids) == [], f"{escape}: still running although the task says stopped"
+
+
+HOPPER = """import os, signal, sys
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+os.setsid()
+open(sys.argv[1], "a").write("started\\n")
+while True:  # a new PID all the time: a list of PIDs is always out of date
+    if os.fork():
+        os._exit(0)
+"""
+
+
+def hoppers(script: Path) -> list[int]:
+    found = []
+    for process in psutil.process_iter(["cmdline", "status"]):
+        if str(script) in (process.info["cmdline"] or []) and process.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(process.pid)
+    return found
+
+
+@pytest.mark.parametrize("how", ["cancel", "stop"])
+def test_a_process_that_forks_on_and_on_is_ended_too(daemon: DaemonProcess, tmp_path: Path, how: str) -> None:
+    script, started = tmp_path / "hop.py", tmp_path / "started"
+    script.write_text(HOPPER)
+    daemon.post("/api/settings", {"key": "cancel_grace", "value": "1s"})
+    daemon.post("/api/settings", {"key": "stop_grace", "value": "1s"})
+    command = f"{sys.executable} {script} {started} & sleep 300"
+    try:
+        if how == "cancel":
+            row = daemon.request(command)
+            wait_for(started.exists)
+            daemon.post(f"/api/requests/{row['id']}/cancel")
+            daemon.wait_state(row["id"], "cancelled", timeout=20)
+        else:
+            task_id = start(daemon, command)["id"]
+            wait_for(started.exists)
+            daemon.post(f"/api/tasks/{task_id}/stop", {})
+            assert ended(daemon, task_id)["status"] == "stopped"
+        assert hoppers(script) == [], f"{how}: it forks on although the state says it ended"
+    finally:
+        for pid in hoppers(script):
+            with contextlib.suppress(OSError):
+                os.killpg(os.getpgid(pid), signal.SIGKILL)
 
 
 def test_a_finished_command_leaves_nothing_behind(daemon: DaemonProcess, tmp_path: Path, kill_stubs: None) -> None:

@@ -11,11 +11,12 @@ over D-Bus). No Qt here: the CLI, the connectors and the GUI all use it."""
 
 import re
 
-# Cc but tab and newline; Cf (Unicode 15), Zl, Zp; surrogates (a JSON string may hold a lone one)
-HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
-                    "\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff"
-                    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
-                    "\U000e0001\U000e0020-\U000e007f]")
+# Cc but tab and newline; Cf (Unicode 15), Zl, Zp; surrogates (a JSON string may hold a lone one); every
+# default-ignorable code point (variation selectors and Hangul fillers carry text no one sees: "emoji smuggling")
+HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891"
+                    "\u08e2\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164"
+                    "\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\ud800-\udfff\U000110bd\U000110cd\U00013430-\U0001343f"
+                    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
 NUL = "\x00"
 
 

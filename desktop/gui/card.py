@@ -1,5 +1,5 @@
 """The approval card: everything the owner needs to say yes or no to one request (who asked, which agent and folder,
-the prompt with its secrets redacted, the requests it mentions, when it was asked, the time left), with Approve and
+the whole prompt as it will run, the requests it mentions, when it was asked, the time left), with Approve and
 Deny. What a click means is the app's `act` callback, which goes to the daemon's API."""
 
 from collections.abc import Callable
@@ -11,7 +11,6 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QDialogButtonBox, QFormLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from desktop.console.redact import redact
 from desktop.core.ids import short_form
 from desktop.core.visible import visible
 
@@ -73,7 +72,8 @@ class ApprovalCard(QWidget):
         form.addRow("Asked", self.asked)
         self.expiry = _plain(time_left(request.get("expires_at"), now()))
         form.addRow("Time left", self.expiry)
-        self.prompt = QPlainTextEdit(visible(redact(request["prompt"])))  # all of it, every character seen
+        # all of it as it will run, every character seen: never redacted, a redaction rule would hide what runs
+        self.prompt = QPlainTextEdit(visible(request["prompt"]))
         self.prompt.setReadOnly(True)
 
         buttons = QDialogButtonBox()

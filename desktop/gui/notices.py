@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from desktop.console.redact import redact
 from desktop.core.ids import short_form
 from desktop.gui.summary import first_line
 from desktop.platform.notifications import NativeNotifications
@@ -36,7 +35,7 @@ def waits_for_approval(event: dict[str, Any]) -> bool:
 
 def approval_notice(request: dict[str, Any]) -> Notice:
     short = short_form(request["id"], datetime.now(UTC).date())
-    prompt = first_line(redact(request["prompt"]), 120)
+    prompt = first_line(request["prompt"], 120)  # as it will run (Approve is on the notification)
     session = request.get("session")
     if session:
         group = f" · Group: {session['group']}" if session.get("group") else ""

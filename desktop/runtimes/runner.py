@@ -21,6 +21,7 @@ import time
 TASK_MARK = "COXSWAIN_TASK"
 GRACE = 5.0  # seconds from SIGTERM to SIGKILL when nobody said otherwise
 SURVIVOR_WAIT = 2.0  # how long SIGKILL may take before a process is named as having outlived it
+KILL_AGAIN = 0.05  # seconds between rounds of SIGKILL while anything of the tree is left
 PR_SET_CHILD_SUBREAPER = 36
 WATCHED = {signal.SIGCHLD, signal.SIGTERM}  # on Linux blocked, and taken one at a time with sigtimedwait
 
@@ -95,18 +96,31 @@ def descendants(root: int) -> list[int]:
     return found
 
 
-def _signal_tree(pgid: int, signum: int) -> None:
+def _signal_tree(pgid: int, signum: int) -> list[int]:
     """The command's group first, all at once, so no member sees another die before its own signal; then every
-    other descendant (agent CLIs start their tools in groups of their own; orphans came to us)."""
-    try:  # noqa: SIM105
-        os.killpg(pgid, signum)
-    except OSError:
-        pass
-    for pid in descendants(os.getpid()):
+    other descendant and its whole group (agent CLIs start their tools in groups of their own; orphans came to us;
+    a process that forks on and on keeps its group, which the kernel signals whole). Returns the descendants."""
+    found = descendants(os.getpid())
+    own = os.getpgid(0)
+    for group in dict.fromkeys([pgid, *(_group(pid) for pid in found)]):
+        if group not in (None, own):
+            try:  # noqa: SIM105
+                os.killpg(group, signum)
+            except OSError:
+                pass
+    for pid in found:
         try:  # noqa: SIM105
             os.kill(pid, signum)
         except OSError:
             pass
+    return found
+
+
+def _group(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
 
 
 def _grace(task_dir: str) -> float:
@@ -118,16 +132,18 @@ def _grace(task_dir: str) -> float:
         return GRACE
 
 
-def _reap(pid: int) -> int | None:
-    """Reap every child that ended; the command's exit code once it has."""
+def _reap(pid: int) -> tuple[int | None, bool]:
+    """Reap every child that ended: the command's exit code once it has, and whether any child is left. No child
+    left means nothing of the tree is (we are its subreaper): the kernel says so at once, where a scan of /proc could
+    miss a process that forks on."""
     returncode = None
     while True:
         try:
             child, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return returncode
+            return returncode, False
         if child == 0:
-            return returncode
+            return returncode, True
         if child == pid:
             returncode = os.waitstatus_to_exitcode(status)
 
@@ -140,29 +156,26 @@ def _supervise(task_dir: str, pid: int) -> tuple[int, list[int]]:
     kill_at: float | None = None
     grace = GRACE
     while True:
-        ended = _reap(pid)
+        ended, children = _reap(pid)
         returncode = ended if ended is not None else returncode
         now = time.monotonic()
-        left = descendants(os.getpid())
-        if returncode is not None and not left:
+        if returncode is not None and not children:
             return returncode, []
         if term_at is None and returncode is not None:  # the command ended: what it left behind ends too
             term_at, grace = now, _grace(task_dir)
             _signal_tree(pid, signal.SIGTERM)
         if term_at is not None and kill_at is None and now >= term_at + grace:
             kill_at = now
-            _signal_tree(pid, signal.SIGKILL)
-        if kill_at is not None and now >= kill_at + SURVIVOR_WAIT:
-            if returncode is not None:
+        if kill_at is not None:  # again and again until none is left: a fork may come between a scan and a kill
+            left = _signal_tree(pid, signal.SIGKILL)
+            if returncode is not None and now >= kill_at + SURVIVOR_WAIT:
                 return returncode, left
-            kill_at = now  # the command itself is still there: again, until it goes
-            _signal_tree(pid, signal.SIGKILL)
         if term_at is None:
             timeout = 3600.0
         elif kill_at is None:
             timeout = term_at + grace - now
         else:
-            timeout = kill_at + SURVIVOR_WAIT - now
+            timeout = KILL_AGAIN
         caught = signal.sigtimedwait(WATCHED, max(0.01, timeout))
         if caught is not None and caught.si_signo == signal.SIGTERM and term_at is None:
             term_at, grace = time.monotonic(), _grace(task_dir)
@@ -214,7 +227,7 @@ def main(argv: list[str]) -> int:
 
 
 def _json_string(text: str) -> str:
-    escaped = "".join(c if c.isprintable() and c not in '"\\' else f"\\u{ord(c):04x}" for c in text)
+    escaped = "".join(c if c >= " " and c not in '"\\' else f"\\u{ord(c):04x}" for c in text)  # UTF-8 is JSON
     return f'"{escaped}"'
 
 

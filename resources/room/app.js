@@ -15,11 +15,12 @@ let events = null;
 let current = null;       // the open request's page: {id, request, console: {...}}
 let refreshing = null;
 
-// Cc but tab and newline; Cf (Unicode 15), Zl, Zp; lone surrogates. Keep in step with HIDDEN in visible.py.
-const HIDDEN = new RegExp("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\u00ad\\u0600-\\u0605\\u061c\\u06dd\\u070f" +
-  "\\u0890\\u0891\\u08e2\\u180e\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u206f\\ufeff" +
-  "\\ufff9-\\ufffb\\ud800-\\udfff\\u{110bd}\\u{110cd}\\u{13430}-\\u{1343f}\\u{1bca0}-\\u{1bca3}" +
-  "\\u{1d173}-\\u{1d17a}\\u{e0001}\\u{e0020}-\\u{e007f}]", "gu");
+// Cc but tab and newline; Cf (Unicode 15), Zl, Zp; lone surrogates; every default-ignorable code point.
+// Keep in step with HIDDEN in visible.py.
+const HIDDEN = new RegExp("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\u00ad\\u034f\\u0600-\\u0605\\u061c\\u06dd" +
+  "\\u070f\\u0890\\u0891\\u08e2\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u2028-\\u202e" +
+  "\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufffb\\ud800-\\udfff\\u{110bd}\\u{110cd}" +
+  "\\u{13430}-\\u{1343f}\\u{1bca0}-\\u{1bca3}\\u{1d173}-\\u{1d17a}\\u{e0000}-\\u{e0fff}]", "gu");
 function picture(char) {
   const code = char.codePointAt(0);
   if (code < 0x20) return String.fromCodePoint(0x2400 + code);
