@@ -135,6 +135,22 @@ def test_an_idle_kept_alive_connection_that_starts_a_request_gets_the_heads_dead
     assert time.monotonic() - began < API_LIMITS.keep_alive, "closed by the head's deadline, not the idle one"
 
 
+def test_requests_whose_body_never_comes_are_closed_and_cannot_keep_the_owner_out(
+        attacked: tuple[DaemonProcess, list[socket.socket]]) -> None:
+    daemon, socks = attacked
+    port = int(daemon.url.rsplit(":", 1)[1])
+    began = time.monotonic()
+    for _ in range(API_LIMITS.total):  # every place taken by a request whose head came and whose body never will
+        sock = connect("127.0.0.1", port, "127.0.0.1")
+        sock.sendall(f"POST /room/signin HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: 100000\r\n\r\n{{".encode())
+        socks.append(sock)
+    with httpx.Client(base_url=daemon.url, timeout=10, headers={"Authorization": f"Bearer {daemon.token}"}) as owner:
+        assert quickly(owner, "/api/requests") < 2.0
+    wait_closed(socks, SETTLED - (time.monotonic() - began))
+    assert daemon.get("/api/health").status_code == 200
+
+
 def test_the_rooms_https_listener_too(attacked: tuple[DaemonProcess, list[socket.socket]]) -> None:
     daemon, socks = attacked
     https_port = free_port("127.0.0.2")

@@ -3,10 +3,11 @@
 uvicorn has no limit of its own that a local process (or a phone on the room's network) cannot use up: a connection
 that never finishes its request head is kept for ever, and enough of them exhaust the daemon's file descriptors
 (asyncio then logs a traceback for every accept it retries). So the daemon accepts its connections itself and keeps
-them within `Limits`: a deadline for the TLS handshake plus the request head, one for an idle kept-alive connection,
-and a cap per peer address and in all, where a new connection takes the place of the one that has waited longest
-without a request at work. On loopback every peer is 127.0.0.1, the owner included: the owner's call is sent within
-a millisecond of connecting, so it is at work long before the connections opened before it have all been displaced.
+them within `Limits`: a deadline for the TLS handshake plus the request (head and body), one for an idle kept-alive
+connection, and a cap per peer address and in all, where a new connection takes the place of the one that has waited
+longest without a request at work. On loopback every peer is 127.0.0.1, the owner included: the owner's call is sent
+within a millisecond of connecting, so it is at work long before the connections opened before it have all been
+displaced.
 What was refused or closed is summed up in the log at most twice a minute, never a traceback per connection."""
 
 import asyncio
@@ -218,9 +219,12 @@ class _GuardedProtocol(HttpToolsProtocol):
         self._slot.release()  # the WebSocket protocol takes the connection (and the API refuses it at once)
         super().handle_websocket_upgrade()
 
-    def on_headers_complete(self) -> None:
-        self._slot.work()
-        super().on_headers_complete()
+    def on_message_complete(self) -> None:
+        """The whole request is in (its body too: the head's deadline covers it, or a body held back for ever would
+        hold the connection): it is at work now, unless it was answered already (refused before its body came)."""
+        super().on_message_complete()
+        if not self._slot.idle:
+            self._slot.work()
 
     def on_response_complete(self) -> None:
         queued = bool(self.pipeline)

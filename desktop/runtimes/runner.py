@@ -100,7 +100,7 @@ def _signal_tree(pgid: int, signum: int) -> list[int]:
     """The command's group first, all at once, so no member sees another die before its own signal; then every
     other descendant and its whole group (agent CLIs start their tools in groups of their own; orphans came to us;
     a process that forks on and on keeps its group, which the kernel signals whole). Returns the descendants."""
-    found = descendants(os.getpid())
+    found = list(dict.fromkeys([*_children(), *descendants(os.getpid())]))
     own = os.getpgid(0)
     for group in dict.fromkeys([pgid, *(_group(pid) for pid in found)]):
         if group not in (None, own):
@@ -114,6 +114,17 @@ def _signal_tree(pgid: int, signum: int) -> list[int]:
         except OSError:
             pass
     return found
+
+
+def _children() -> list[int]:
+    """The runner's own children as the kernel lists them at one moment. A process that forks on and on is always
+    one of them (each orphan is handed to us), where a scan of /proc, one entry at a time, never sees it."""
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children", "rb") as f:
+            return [int(pid) for pid in f.read().split()]
+    except OSError:
+        return []
 
 
 def _group(pid: int) -> int | None:

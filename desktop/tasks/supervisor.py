@@ -134,7 +134,11 @@ class Supervisor:
             with contextlib.suppress(psutil.Error):
                 process.terminate()
         _, alive = await asyncio.to_thread(psutil.wait_procs, marked, grace)
-        for process in alive:
+        for process in alive:  # its whole group: a process that forks on keeps it
+            group = _pgid(process.pid)
+            if group is not None and group != _pgid(os.getpid()):
+                with contextlib.suppress(OSError):
+                    os.killpg(group, signal.SIGKILL)
             with contextlib.suppress(psutil.Error):
                 process.kill()
         return [_described(process) for process in marked]
