@@ -35,7 +35,7 @@ class FakeChat:
     async def _serve(self) -> None:
         app = web.Application()
         self.routes(app)
-        self._runner = web.AppRunner(app)
+        self._runner = web.AppRunner(app, shutdown_timeout=2)  # a client that reconnected must not hold stop() up
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()

@@ -28,6 +28,12 @@ def runner_info(daemon: DaemonProcess, request_id: str, attempt: int = 1) -> dic
     raise AssertionError(f"no runner for {request_id}")
 
 
+def recorded(tmp_path: Path, text: str) -> bool:
+    """Whether Claude Code has written `text` (a tool call's command) to its session file: killed before that, the
+    resumed session does not know the call and makes it again."""
+    return any(text in path.read_text(errors="replace") for path in (tmp_path / "claude-config").rglob("*.jsonl"))
+
+
 def unique_sleep() -> str:
     """A `sleep` command no other test runs, found again by its command line (a tool may run in a PID namespace of
     its own, as Codex's sandbox does, so the PID it sees is not the machine's)."""
@@ -81,7 +87,7 @@ def test_runtime_killed_mid_turn_resumes_the_same_session(claude_daemon: DaemonP
                                                           fake_model: FakeModelServer, tmp_path: Path) -> None:
     marker, sleep = tmp_path / "project" / "steps", unique_sleep()
     row = claude_daemon.request(f"TOOL echo one >> {marker}; {sleep}\nTOOL echo two >> {marker}", agent="claude")
-    wait_for(lambda: marker.exists() and still_running(sleep))
+    wait_for(lambda: marker.exists() and still_running(sleep) and recorded(tmp_path, sleep))
     os.killpg(runner_info(claude_daemon, row["id"])["pgid"], signal.SIGKILL)
     done = claude_daemon.wait_state(row["id"], "done", timeout=60)
     assert marker.read_text() == "one\ntwo\n"
