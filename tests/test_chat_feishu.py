@@ -106,7 +106,8 @@ def test_a_dropped_long_connection_and_a_429_lose_nothing_and_repeat_nothing(cha
 
 
 def test_a_hostile_prompt_is_shown_in_its_thread_as_written(chat_daemon: DaemonProcess, feishu: FakeFeishu) -> None:
-    """The card's plain text is the prompt's first line made visible, saying what follows."""
+    """The card's plain text: the title with the prompt's first line made visible, saying what follows, and above
+    Approve and Deny the whole prompt made visible."""
     from tests.hostile_text import BY_NAME
 
     daemon = chat_daemon
@@ -116,5 +117,5 @@ def test_a_hostile_prompt_is_shown_in_its_thread_as_written(chat_daemon: DaemonP
         feishu.wait(lambda asked=asked: feishu.thread(asked), what="the request's thread")  # type: ignore[misc]
         rid = daemon.get("/api/requests").json()[0]["id"]
         first = hostile.first if name == "many lines" else hostile.seen
-        assert text_of(feishu.messages[-1]["content"]) == \
-            f"{rid} · shell · {first}\nAsked by sarah.\nWaiting for the owner's approval.", name
+        assert text_of(feishu.messages[-1]["content"]) == (f"{rid} · shell · {first}\nAsked by sarah.\nPrompt:\n"
+                                                            f"{hostile.seen}\nWaiting for the owner's approval."), name

@@ -165,7 +165,8 @@ def test_what_waits_for_slack_survives_a_daemon_restart_and_strange_payloads_cha
 
 def test_a_hostile_prompt_is_shown_in_its_thread_as_written(chat_daemon: tuple[DaemonProcess, str],
                                                            slack: FakeSlack) -> None:
-    """What Slack shows (its escapes read back) is the prompt's first line made visible, saying what follows."""
+    """What Slack shows (its escapes read back): the title with the prompt's first line made visible, saying what
+    follows, and above Approve and Deny the whole prompt made visible."""
     from tests.hostile_text import BY_NAME
 
     daemon, _ = chat_daemon
@@ -176,4 +177,5 @@ def test_a_hostile_prompt_is_shown_in_its_thread_as_written(chat_daemon: tuple[D
         rid = daemon.get("/api/requests").json()[0]["id"]
         shown = slack.messages[-1]["text"].replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
         first = hostile.first if name == "many lines" else hostile.seen
-        assert shown == f"{rid} · shell · {first}\nAsked by sarah.\nWaiting for the owner's approval.", name
+        assert shown == (f"{rid} · shell · {first}\nAsked by sarah.\nPrompt:\n{hostile.seen}\n"
+                         "Waiting for the owner's approval."), name

@@ -9,6 +9,7 @@ from desktop.core.visible import one_line, visible
 from desktop.store.rows import RequestRow, TimelineRow
 
 RESULT_CHARS = 1500
+PROMPT_CHARS = 3000  # a longer prompt is not shown whole in a thread, so it gets no Approve there
 ANSWERS = {Action.APPROVE, Action.DENY, Action.EXPIRE, Action.CANCEL, Action.REVOKE}
 SAID = ANSWERS | {Action.DISPATCH, Action.FAIL, Action.STOP, Action.INTERRUPT, Action.RESUME, Action.ANSWER}
 
@@ -31,9 +32,16 @@ def notes(request: RequestRow, action: Action, said: TimelineRow | None, questio
         lines = [title(request), f"Asked by {visible(request.requester)}."]
         if request.retry_of:
             lines.append(f"Retry of {request.retry_of}.")
-        if request.state == State.PENDING:
-            lines.append("Waiting for the owner's approval.")
-        return [Note("open", "\n".join(lines), buttons=request.state == State.PENDING)]
+        if request.state != State.PENDING:
+            return [Note("open", "\n".join(lines))]
+        # Approve and Deny only under the whole prompt as it will run: a title's first line could hide the rest
+        prompt = visible(request.prompt)
+        if len(prompt) > PROMPT_CHARS:
+            lines.append(f"Waiting for the owner's approval. The prompt is {len(prompt):,} characters, too long to "
+                         f"show whole here: review it in the room, the tray or `cox show {request.id}`.")
+            return [Note("open", "\n".join(lines))]
+        lines += ["Prompt:", prompt, "Waiting for the owner's approval."]
+        return [Note("open", "\n".join(lines), buttons=True)]
     found: list[Note] = []
     if action in ANSWERS and said is not None:  # the approval message loses its buttons
         found.append(Note("answered", f"{request.id}: {visible(said.text)}"))
