@@ -35,7 +35,6 @@ MAX_RESUMES = 3
 MAX_EVENT_LINE = 16 << 20  # an unfinished line longer than this is not an event; it is dropped, not kept growing
 TAIL_SECONDS = 0.05
 CLI_PROCESSES = ("node", "codex", "gemini", "copilot")  # what an agent CLI runs of its own (Codex: a native binary)
-INTERRUPT_SECONDS = 10  # an interrupted CLI that has not ended by then is stopped
 
 
 @dataclass
@@ -178,18 +177,12 @@ class RequestRuns:
         return run.tools_at_work > 0 or self._supervisor.runs_besides(run.task_dir, own)
 
     def _interrupt(self, run: _Run) -> None:
-        """SIGINT, as at a terminal; a CLI still there `INTERRUPT_SECONDS` later is stopped outright."""
+        """Stop the turn at its safe point: the CLI and everything under it (a single SIGINT, as at a terminal, is
+        not enough: Copilot took it for "cancel this model call" and went on to the next tool)."""
         if run.interrupted:
             return
         run.interrupted = True
-        self._supervisor.signal_group(run.task_dir, signal.SIGINT)
-
-        async def insist() -> None:
-            await asyncio.sleep(INTERRUPT_SECONDS)
-            if self._runs.get(run.request_id) is run:
-                await self._supervisor.stop(run.task_dir, current(self._store.conn, "cancel_grace"))
-
-        self._spawn(insist())
+        self._spawn(self._supervisor.stop(run.task_dir, current(self._store.conn, "cancel_grace")))
 
     def cancel_soon(self, request: RequestRow, asking: bool = False) -> None:
         self._spawn(self.cancel(request, asking))
