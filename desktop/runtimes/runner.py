@@ -102,7 +102,7 @@ def _signal_tree(pgid: int, signum: int) -> list[int]:
     a process that forks on and on keeps its group, which the kernel signals whole). Returns the descendants."""
     found = list(dict.fromkeys([*_children(), *descendants(os.getpid())]))
     own = os.getpgid(0)
-    for group in dict.fromkeys([pgid, *(_group(pid) for pid in found)]):
+    for group in dict.fromkeys([pgid, *(group_of(pid) for pid in found)]):
         if group not in (None, own):
             try:  # noqa: SIM105
                 os.killpg(group, signum)
@@ -127,7 +127,7 @@ def _children() -> list[int]:
         return []
 
 
-def _group(pid: int) -> int | None:
+def group_of(pid: int) -> int | None:
     try:
         return os.getpgid(pid)
     except OSError:

@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 
 from desktop.reentry import runner_command
-from desktop.runtimes.runner import TASK_MARK, write_atomically
+from desktop.runtimes.runner import TASK_MARK, group_of, write_atomically
 
 RUNNER = runner_command()
 TAIL_BYTES = 64 * 1024
@@ -83,7 +83,7 @@ class Supervisor:
             return False
         outside: list[psutil.Process] = []
         with contextlib.suppress(psutil.Error):  # collected first: once the command dies its tree is gone
-            outside = [p for p in psutil.Process(pgid).children(recursive=True) if _pgid(p.pid) != pgid]
+            outside = [p for p in psutil.Process(pgid).children(recursive=True) if group_of(p.pid) != pgid]
         try:
             os.killpg(pgid, signum)
         except OSError:
@@ -135,8 +135,8 @@ class Supervisor:
                 process.terminate()
         _, alive = await asyncio.to_thread(psutil.wait_procs, marked, grace)
         for process in alive:  # its whole group: a process that forks on keeps it
-            group = _pgid(process.pid)
-            if group is not None and group != _pgid(os.getpid()):
+            group = group_of(process.pid)
+            if group is not None and group != group_of(os.getpid()):
                 with contextlib.suppress(OSError):
                     os.killpg(group, signal.SIGKILL)
             with contextlib.suppress(psutil.Error):
@@ -166,13 +166,6 @@ def _runner_record(task_dir: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}
-
-
-def _pgid(pid: int) -> int | None:
-    try:
-        return os.getpgid(pid)
-    except OSError:
-        return None
 
 
 def read_exit(task_dir: Path) -> Exit:
