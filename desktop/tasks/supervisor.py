@@ -110,7 +110,8 @@ class Supervisor:
         """End the command and everything it started: SIGTERM, SIGKILL after `grace` seconds. The runner does it
         (it finds every descendant, also those that left the group); this returns once the runner has ended. Where
         the runner cannot (it is gone, or cannot see descendants), it is done from here."""
-        write_atomically(str(task_dir / "stop.json"), json.dumps({"grace": grace}))
+        with contextlib.suppress(OSError):  # a folder gone: nothing reads it
+            write_atomically(str(task_dir / "stop.json"), json.dumps({"grace": grace}))
         runner = self.runner(task_dir)
         if runner is None:
             await self.end_orphans(task_dir, grace)
