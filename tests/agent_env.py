@@ -1,5 +1,5 @@
 """The environment that points the four agent CLIs at the fake model on loopback, with their update checks,
-telemetry and other traffic switched off (see shared/RUNTIMES.md)."""
+telemetry and other traffic switched off."""
 
 import os
 from pathlib import Path

@@ -178,7 +178,7 @@ class TrayApp:
         await self.console.refresh()
         if chosen is not None:
             kind, item_id = chosen
-            await (self.console.open_task(item_id) if kind == "task" else self.console.open_request(item_id))
+            await self.console.open(kind, item_id)
         return self.console
 
     async def open_settings(self, room: bool = False) -> SettingsWindow:

@@ -136,7 +136,7 @@ class ConsoleWindow(QWidget):
             if request is not None and request["state"] != self._request_state:  # now, not at the next poll
                 self._follow_soon()
         elif self.chosen is None and (first := latest(requests, tasks)):
-            self.work.start(self.open_task(first[1]) if first[0] == "task" else self.open_request(first[1]))
+            self.work.start(self.open(*first))
 
     async def _stop_task(self, task_id: str) -> None:
         await self._api.post(f"/api/tasks/{task_id}/stop", json={})
@@ -144,17 +144,21 @@ class ConsoleWindow(QWidget):
 
     def _chose(self, kind: str, item_id: str) -> None:
         if (kind, item_id) != self.chosen:
-            self.work.start(self.open_task(item_id) if kind == "task" else self.open_request(item_id))
+            self.work.start(self.open(kind, item_id))
 
     # --- a task ---------------------------------------------------------------------------------------------
 
-    async def open_task(self, task_id: str) -> None:
-        self.chosen = ("task", task_id)  # a read of what was shown before stops at its next slice
-        self.list.select(task_id)
+    async def open(self, kind: str, item_id: str) -> None:
+        """Show a request or a task: the list's choice, then its page, read while it is the one chosen."""
+        self.chosen = (kind, item_id)  # a read of what was shown before stops at its next slice
+        self.list.select(item_id)
         async with self._reading:
-            if self.chosen == ("task", task_id):
-                await self._open_task(task_id)
+            if self.chosen == (kind, item_id):
+                await (self._open_task(item_id) if kind == "task" else self._open_request(item_id))
                 await self._read_while_asked(self.chosen)
+
+    async def open_task(self, task_id: str) -> None:
+        await self.open("task", task_id)
 
     async def _open_task(self, task_id: str) -> None:
         self._read_again = False
@@ -202,12 +206,7 @@ class ConsoleWindow(QWidget):
     # --- a request ------------------------------------------------------------------------------------------
 
     async def open_request(self, request_id: str) -> None:
-        self.chosen = ("request", request_id)  # a read of what was shown before stops at its next slice
-        self.list.select(request_id)
-        async with self._reading:
-            if self.chosen == ("request", request_id):
-                await self._open_request(request_id)
-                await self._read_while_asked(self.chosen)
+        await self.open("request", request_id)
 
     async def _open_request(self, request_id: str) -> None:
         self._read_again = False
