@@ -91,6 +91,15 @@ class DaemonProcess:
         result: dict[str, Any] = response.json()
         return result
 
+    def newest_request(self, timeout: float = 20.0) -> dict[str, Any]:
+        """The newest request, once one exists (a page's Send returns before its POST has landed)."""
+        deadline = time.monotonic() + timeout
+        while not (rows := self.get("/api/requests").json()):
+            assert time.monotonic() < deadline, "no request arrived"
+            time.sleep(0.02)
+        newest: dict[str, Any] = rows[0]
+        return newest
+
     def wait_state(self, request_id: str, *states: str, timeout: float = 20.0) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while True:

@@ -44,7 +44,7 @@ def test_a_teammate_asks_the_owner_approves_and_both_watch_it_run(daemon: Daemon
     mine = page.locator("#requests li").first
     expect(mine).to_contain_text("pending")
     expect(mine).to_contain_text("sarah → shell")
-    request_id = daemon.get("/api/requests").json()[0]["id"]
+    request_id = daemon.newest_request()["id"]
     expect(page.locator("#status")).to_have_text(f"Sent as {request_id}: it waits for the owner's approval.")
     sarah.shot("teammate-sent")
 
@@ -175,7 +175,7 @@ def test_a_requests_console_pages_back_and_shows_a_line_still_being_drawn(daemon
     page = phone(phones, browser, daemon).sign_in(daemon.token)
     page.fill("#prompt", "seq 1 1500; printf 'downloading 10%%'; sleep 4; printf '\\rdownloading 100%%\\n'; echo ok")
     page.get_by_role("button", name="Send").click()
-    request_id = daemon.get("/api/requests").json()[0]["id"]
+    request_id = daemon.newest_request()["id"]
     deadline = time.monotonic() + 15
     while daemon.get(f"/api/requests/{request_id}/console").json()["pending"] != "downloading 10%":
         assert time.monotonic() < deadline, "the command did not get to its progress bar"
@@ -203,7 +203,7 @@ def test_a_teammate_answers_the_agents_question_from_the_room(claude_daemon: Dae
     page.select_option("#agent", "claude")
     page.fill("#prompt", "ASK Shall I deploy to staging?")
     page.get_by_role("button", name="Send").click()
-    request_id = daemon.get("/api/requests").json()[0]["id"]
+    request_id = daemon.newest_request()["id"]
     daemon.post(f"/api/requests/{request_id}/approve")
     page.locator(f"#requests a[href='#/r/{request_id}']").click()
     expect(page.locator("#r-question-text")).to_have_text("claude asks: Shall I deploy to staging? [Yes / No]",
