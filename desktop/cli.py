@@ -12,6 +12,7 @@ from typing import Any
 from desktop.api.client import Client, DaemonError
 from desktop.console.redact import Redactor
 from desktop.console.stream import ConsoleStream, Line, folded
+from desktop.core.states import state_word
 from desktop.core.visible import one_line, visible
 from desktop.platform.paths import Home
 
@@ -468,8 +469,8 @@ def _list(home: Home, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        print(_table([dict(r, prompt=one_line(r["prompt"], 50)) for r in rows],
-                     ("id", "state", "agent", "requester", "prompt")))
+        shown = [dict(r, prompt=one_line(r["prompt"], 50), state=state_word(r["state"], r["denied"])) for r in rows]
+        print(_table(shown, ("id", "state", "agent", "requester", "prompt")))
     return 0
 
 
@@ -478,6 +479,7 @@ def _show(home: Home, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(row, indent=2))
         return 0
+    row["state"] = state_word(row["state"], row["denied"])
     for key in SHOW_FIELDS:
         value = row.get(key)
         if value not in (None, [], ""):
@@ -503,7 +505,7 @@ def _action(verb: str) -> Callable[[Home, argparse.Namespace], int]:
     def act(home: Home, args: argparse.Namespace) -> int:
         row = _client(home).post(f"/api/requests/{args.id}/{verb}", {})
         note = " (stops at the next safe point)" if verb == "cancel" and row["state"] == "running" else ""
-        print(f"{row['id']} is {row['state']}{note}")
+        print(f"{row['id']} is {state_word(row['state'], row['denied'])}{note}")
         return 0
 
     return act

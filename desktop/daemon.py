@@ -254,7 +254,8 @@ class Daemon:
 
     def _on_change(self, request: RequestRow, action: Action) -> None:
         event = {"type": "request", "id": request.id, "state": request.state, "action": action.value,
-                 "agent": request.agent, "requester": request.requester, "progress": request.progress}
+                 "agent": request.agent, "requester": request.requester, "progress": request.progress,
+                 "denied": request.denied}
         if action == Action.ASK:
             asked = self.ledger.open_question(request.id)
             event["question"] = asked.text if asked else None

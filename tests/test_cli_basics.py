@@ -58,13 +58,17 @@ def test_cli_without_daemon_says_so(tmp_path) -> None:  # type: ignore[no-untype
 def test_more_commands_through_the_cli(daemon: DaemonProcess) -> None:
     token = daemon.cox("person", "add", "sam", check=True).stdout.strip()
     pending = daemon.cox("request", "--agent", "shell", "true", token=token, check=True).stdout.strip()
-    assert daemon.cox("deny", pending, check=True).stdout.strip() == f"{pending} is cancelled"
-    assert daemon.show(pending)["result"] == "denied by owner"
+    assert daemon.cox("deny", pending, check=True).stdout.strip() == f"{pending} is denied"
+    assert daemon.show(pending)["result"] == "denied by owner" and daemon.show(pending)["state"] == "cancelled"
+    listed = {line.split()[0]: line.split()[1] for line in daemon.cox("list", check=True).stdout.splitlines()[1:]}
+    assert listed[pending] == "denied"
+    assert "       state: denied" in daemon.cox("show", pending, check=True).stdout
     slow = daemon.cox("request", "--agent", "shell", "sleep 60", check=True).stdout.strip()
     daemon.wait_state(slow, "running")
     said = daemon.cox("cancel", slow, check=True).stdout.strip()
     assert said == f"{slow} is running (stops at the next safe point)"
     assert daemon.wait_state(slow, "cancelled")["state"] == "cancelled"
+    assert "       state: cancelled" in daemon.cox("show", slow, check=True).stdout
     counted = daemon.cox("request", "--agent", "shell", "for i in 1 2 3; do echo tick $i; sleep 0.3; done",
                          check=True).stdout.strip()
     assert daemon.cox("logs", "--follow", counted, check=True).stdout == "tick 1\ntick 2\ntick 3\n"

@@ -81,7 +81,8 @@ def test_owner_requests_skip_pending_and_deny_names_who(tmp_path: Path) -> None:
     with pytest.raises(Forbidden):
         ledger.deny(theirs.id, SARAH)
     denied = ledger.deny(theirs.id, OWNER)
-    assert denied.state == State.CANCELLED and denied.result == "denied by owner"
+    assert denied.state == State.CANCELLED and denied.result == "denied by owner" and denied.denied
+    assert not ledger.cancel(ledger.create(SARAH, "api", "true").id, SARAH).denied
     with pytest.raises(IllegalTransition, match="is cancelled; it cannot be approved"):
         ledger.approve(theirs.id, OWNER)
 

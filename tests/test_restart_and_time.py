@@ -127,6 +127,24 @@ def test_store_is_wal_versioned_and_backs_up_before_migrating(tmp_path: Path) ->
     upgraded.close()
 
 
+def test_requests_denied_before_the_denied_column_read_denied(tmp_path: Path) -> None:
+    """Version 7 marks the requests an older Coxswain's owner denied, by the audit trail; a cancel stays a cancel."""
+    older = Store(tmp_path / "c.db", tmp_path / "backups", MIGRATIONS[:6])
+    with older.transaction() as conn:
+        conn.execute("INSERT INTO principals (name, kind, token_hash, created_at) VALUES ('sam', 'person', 'x', 0)")
+        conn.execute("INSERT INTO agents (name, runtime, folder, created_at) VALUES ('shell', 'shell', '/', 0)")
+        for request_id, action in (("R20261201-01", "deny"), ("R20261201-02", "cancel")):
+            conn.execute("INSERT INTO requests (id, owner, agent, requester, prompt, state, created_at, updated_at) "
+                         "VALUES (?, 'owner', 'shell', 'sam', 'true', 'cancelled', 0, 0)", (request_id,))
+            conn.execute("INSERT INTO audit (at, actor, action, request_id, reason, prev_hash, hash) "
+                         "VALUES (0, 'owner', ?, ?, '', '', '')", (action, request_id))
+    older.close()
+    store = Store(tmp_path / "c.db", tmp_path / "backups")
+    marks = dict(store.conn.execute("SELECT id, denied FROM requests").fetchall())
+    assert marks == {"R20261201-01": 1, "R20261201-02": 0}
+    store.close()
+
+
 def test_a_newer_database_is_refused_with_a_sentence(tmp_path: Path) -> None:
     Store(tmp_path / "c.db", tmp_path / "b", [*MIGRATIONS, "CREATE TABLE later (x);"]).close()
     try:

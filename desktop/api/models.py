@@ -135,12 +135,13 @@ class RequestOut(BaseModel):
     parent_id: str | None = None  # the request whose agent sent this prompt to a session
     via_model: str | None = None  # that agent's model (the prompt's badge)
     session: dict[str, Any] | None = None  # the session it was sent to (desktop.core.session_views.card)
+    denied: bool = False  # cancelled by the owner's Deny: shown as "denied"
 
     @classmethod
     def of(cls, row: RequestRow, timeline: list[TimelineRow] | None = None,
            question: QuestionRow | None = None, session: dict[str, Any] | None = None) -> "RequestOut":
         return cls(
-            parent_id=row.parent_id, via_model=row.via_model, session=session,
+            parent_id=row.parent_id, via_model=row.via_model, session=session, denied=row.denied,
             id=row.id, state=row.state, agent=row.agent, requester=row.requester, prompt=row.prompt,
             retry_of=row.retry_of, references=row.refs, session_ref=row.session_ref, progress=row.progress,
             result=row.result, exit_code=row.exit_code, cancel_requested=row.cancel_requested,

@@ -107,7 +107,7 @@ class Ledger:
     def deny(self, request_id: str, actor: Actor) -> RequestRow:
         self._owner_only(actor, "deny requests")
         reason = f"denied by {actor.name}"
-        return self._write(request_id, Action.DENY, actor, fields={"result": reason}, text=reason)
+        return self._write(request_id, Action.DENY, actor, fields={"result": reason, "denied": 1}, text=reason)
 
     def cancel(self, request_id: str, actor: Actor, trusted: bool = False, why: str | None = None) -> RequestRow:
         """`trusted`: the caller checked who may (an agent stopping a session's turn), not the requester rule."""

@@ -85,6 +85,11 @@ class IllegalTransition(Conflict):
         super().__init__(f"{request_id} is {state.value}; it cannot be {_DONE_TO.get(action, action.value)}")
 
 
+def state_word(state: str, denied: bool) -> str:
+    """How a request's state reads to people: a request the owner denied is cancelled, and reads "denied"."""
+    return "denied" if denied and state == State.CANCELLED else state
+
+
 def next_state(request_id: str, state: State, action: Action) -> State:
     """The state after `action`, or IllegalTransition naming the request, its state and the action."""
     try:

@@ -8,7 +8,7 @@ from desktop.store.rows import RequestRow, TimelineRow
 
 _CHANGEABLE = frozenset(
     {"state", "updated_at", "expires_at", "approved_at", "queue_seq", "started_at", "ended_at", "session_ref",
-     "progress", "result", "exit_code", "cancel_requested"}
+     "progress", "result", "exit_code", "cancel_requested", "denied"}
 )
 
 

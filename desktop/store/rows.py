@@ -30,12 +30,14 @@ class RequestRow:
     parent_id: str | None = None  # the request whose agent sent this prompt to a session it started
     via_model: str | None = None  # that agent's model, shown as the prompt's badge
     call_key: str | None = None  # the tool call that sent it: the same call, repeated after a restart, sends once
+    denied: bool = False  # cancelled by the owner's Deny: it reads "denied"
 
     @classmethod
     def of(cls, row: sqlite3.Row) -> "RequestRow":
         values = dict(row)
         values["refs"] = json.loads(values["refs"])
         values["cancel_requested"] = bool(values["cancel_requested"])
+        values["denied"] = bool(values.get("denied", 0))
         return cls(**values)
 
 

@@ -197,4 +197,10 @@ MIGRATIONS: list[str] = [
     CREATE UNIQUE INDEX requests_by_call_key ON requests(call_key);
     ALTER TABLE questions ADD COLUMN owner_only INTEGER NOT NULL DEFAULT 0;
     """,
+    # 7: a request the owner denied reads "denied" (its state is cancelled, as before)
+    """
+    ALTER TABLE requests ADD COLUMN denied INTEGER NOT NULL DEFAULT 0;
+    UPDATE requests SET denied = 1
+        WHERE state = 'cancelled' AND id IN (SELECT request_id FROM audit WHERE action = 'deny');
+    """,
 ]
