@@ -1,4 +1,5 @@
-"""What the tray shows at a glance, worked out from the daemon's request list (no Qt here)."""
+"""What the tray shows at a glance, worked out from the daemon's request and task lists (no Qt here); and the rows
+the console shows for them."""
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -7,46 +8,106 @@ from typing import Any
 from desktop.core.ids import short_form
 from desktop.core.visible import one_line, visible
 
+NAME_WIDTH = 10  # an agent's or a person's name in the tray: enough to tell them apart, never the whole menu
+TIP_ENTRIES = 6  # the tooltip's lines under its status line; the rest are counted
+
 
 @dataclass(frozen=True)
 class Entry:
-    request_id: str
-    state: str  # running | pending
-    line: str  # "R-07 · api · sarah · 60%"
-    prompt: str  # its first line, shortened
+    """A request that waits for approval or runs, or a background task that runs, as the tray lists it."""
+
+    kind: str  # request | task
+    item_id: str
+    state: str  # a request's pending | running; a task's running | stopping
+    line: str  # which and whose: "R-07 · api · sarah · 60%", "T3 · api"
+    text: str  # what it does, as sent: the prompt, or the task's description (else its command)
+    started: datetime | None = None
+
+    def label(self, width: int = 50) -> str:
+        """'R-07 · api · sarah · 60%: fix the flaky login test', the text shortened to `width` characters."""
+        return f"{self.line}: {one_line(self.text, width)}"
+
+    def tip(self, now: datetime) -> str:
+        """Its line in the tooltip: 'R-07 · api · sarah · 60% · 4 min', 'T3 · api · npm test · 12 min',
+        'R-08 · web · tom · waiting for approval'."""
+        parts = [self.line, *([one_line(self.text, 30)] if self.kind == "task" else [])]
+        if self.state == "pending":
+            parts.append("waiting for approval")
+        elif self.state == "stopping":
+            parts.append("stopping")
+        elif self.started is not None:
+            parts.append(elapsed((now - self.started).total_seconds()))
+        return " · ".join(parts)
 
 
 @dataclass(frozen=True)
 class TraySummary:
-    state: str  # starting | idle | running | waiting | failed | paused
+    state: str  # the most pressing: starting | paused | waiting | failed | running | idle
     waiting: int
     progress: float | None  # of the running requests, when known
-    entries: list[Entry]  # the running and the waiting requests
+    entries: list[Entry]  # the waiting requests, the running ones, then the running tasks
     paused: bool = False
+    failed: bool = False  # something failed that the owner has not looked at yet
 
     @property
-    def lines(self) -> list[str]:
-        return [entry.line for entry in self.entries]
+    def activity(self) -> str:
+        """What the glyph of the icon shows (a badge beside it counts the waiting): starting, paused, failed, running or
+        idle."""
+        if self.state == "starting":
+            return "starting"
+        return ("paused" if self.paused else "failed" if self.failed
+                else "running" if len(self.entries) > self.waiting else "idle")
+
+    @property
+    def status(self) -> str:
+        """'2 waiting · 1 running · 2 tasks', 'paused · 1 waiting', 'nothing running'."""
+        if self.state == "starting":
+            return "starting…"
+        requests = sum(1 for e in self.entries if e.kind == "request" and e.state == "running")
+        tasks = sum(1 for e in self.entries if e.kind == "task")
+        parts = ["paused"] if self.paused else []
+        parts += [f"{self.waiting} waiting"] if self.waiting else []
+        parts += [f"{requests} running"] if requests else []
+        parts += [f"{tasks} task{'s' if tasks != 1 else ''}"] if tasks else []
+        parts += ["something failed"] if self.failed else []
+        return " · ".join(parts) or "nothing running"
+
+    def tooltip_at(self, now: datetime) -> str:
+        more = len(self.entries) - TIP_ENTRIES
+        return "\n".join([f"Coxswain: {self.status}", *(e.tip(now) for e in self.entries[:TIP_ENTRIES]),
+                          *([f"… and {more} more"] if more > 0 else [])])
 
     @property
     def tooltip(self) -> str:
-        head = {"starting": "Coxswain: starting…", "idle": "Coxswain: nothing running", "running": "Coxswain: working",
-                "waiting": f"Coxswain: {self.waiting} waiting for you", "failed": "Coxswain: something failed",
-                "paused": "Coxswain: paused"}[self.state]
-        return "\n".join([head, *self.lines])
+        return self.tooltip_at(datetime.now(UTC))
 
 
 def summarize(requests: list[dict[str, Any]], paused: bool = False, failed_unseen: bool = False,
-              today: date | None = None) -> TraySummary:
-    running = [r for r in requests if r["state"] == "running"]
+              today: date | None = None, tasks: list[dict[str, Any]] | None = None) -> TraySummary:
     waiting = [r for r in requests if r["state"] == "pending"]
+    running = [r for r in requests if r["state"] == "running"]
     today = today or datetime.now(UTC).date()
-    entries = [Entry(r["id"], r["state"], _line(r, today), first_line(r.get("prompt", ""))) for r in running + waiting]
+    entries = [Entry("request", r["id"], r["state"], _line(r, today), r.get("prompt", ""), _time(r.get("started_at")))
+               for r in waiting + running]
+    entries += [Entry("task", t["id"], t["state"], _task_line(t), t.get("description") or t.get("command", ""),
+                      _time(t.get("started_at"))) for t in tasks or [] if t["state"] != "ended"]
     known = [r["progress"] for r in running if r.get("progress") is not None]
     progress = sum(known) / len(known) if known else None
     state = ("paused" if paused else "waiting" if waiting else "failed" if failed_unseen
-             else "running" if running else "idle")
-    return TraySummary(state, len(waiting), progress, entries, paused)
+             else "running" if len(entries) > len(waiting) else "idle")
+    return TraySummary(state, len(waiting), progress, entries, paused, failed_unseen)
+
+
+def elapsed(seconds: float) -> str:
+    """'just started', '4 min', '1 h 05 min', '2 d 3 h'."""
+    whole = int(seconds)
+    if whole < 60:
+        return "just started"
+    if whole < 3600:
+        return f"{whole // 60} min"
+    if whole < 86400:
+        return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+    return f"{whole // 86400} d {whole % 86400 // 3600} h"
 
 
 def first_line(text: str, width: int = 50) -> str:
@@ -55,13 +116,22 @@ def first_line(text: str, width: int = 50) -> str:
 
 
 def _line(request: dict[str, Any], today: date) -> str:
-    parts = [short_form(request["id"], today), visible(request["agent"]),
-             "via agent" if request.get("session") else visible(request["requester"])]
-    if request["state"] == "pending":
-        parts.append("waiting for approval")
-    elif request.get("progress") is not None:
+    who = "via agent" if request.get("session") else one_line(request["requester"], NAME_WIDTH)
+    parts = [short_form(request["id"], today), one_line(request["agent"], NAME_WIDTH), who]
+    if request["state"] == "running" and request.get("progress") is not None:
         parts.append(f"{request['progress']:.0f}%")
     return " · ".join(parts)
+
+
+def _task_line(task: dict[str, Any]) -> str:
+    return " · ".join([visible(task["id"]), *([one_line(task["agent"], NAME_WIDTH)] if task.get("agent") else [])])
+
+
+def _time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def tasks_line(tasks: list[dict[str, Any]]) -> str:

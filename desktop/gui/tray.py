@@ -1,50 +1,76 @@
-"""The tray icon: the state at a glance (idle, running, waiting with a count, failed, paused), and a menu with the
-requests waiting for approval (Approve, Deny, and Review… for the card), the running ones (Open in console, Cancel),
-Open console, Pause/Resume all agents, the room's address (opens its QR code), Settings and Quit.
+"""The tray icon: what the agents do at a glance (desktop/gui/tray_icon.py draws it), a tooltip with the status, the
+progress and how long each thing has run, a left click for the console, and a menu that starts with the status line
+("2 waiting · 1 running · 2 tasks"), then the requests waiting for approval (Approve, Deny, Review… for the card),
+the running ones (Open in console, Cancel) and the running background tasks (Open in console, Stop), then Open
+console, Pause/Resume all agents, the room's address (opens its QR code), Settings and Quit. The menu stays under
+MENU_WIDTH: each entry's prompt is shortened to fit.
 It only shows and asks: what a click means is the app's callback (`act`), which goes to the daemon's API."""
 
+import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 
-from PySide6.QtCore import QRectF, Qt, QTimer
-from PySide6.QtGui import QAction, QColor, QFont, QIcon, QPainter, QPen, QPixmap
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QAction, QFontMetrics
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from desktop.core.visible import markup, menu_label, visible
-from desktop.gui.summary import TraySummary
+from desktop.gui.summary import Entry, TraySummary
+from desktop.gui.tray_icon import Pictures
 from desktop.platform.trayhost import menu_over_dbus
-from desktop.resources import resource
 
-STATES = ("idle", "running", "waiting", "failed", "paused")
-ICON_SIZE = 64
-BADGE = "#dc2626"
-Act = Callable[[str, str], None]  # (verb, request id): approve, deny, review, cancel, open; ("pause" | "resume", "")
+# (verb, id): approve, deny, review, cancel, open (a request); open_task, stop_task (a task); ("pause" | "resume", "")
+Act = Callable[[str, str], None]
+MENU_WIDTH = 400  # px: a menu wider than this reads as a window, and long prompts made it cross the screen
+SHOWN = {"pending": 10, "running": 5, "task": 5}  # entries per group; the rest are counted, and in the console
+RETIP_MS = 30_000  # how often the tooltip's "running 4 min" moves on while something runs
 
 
 class Tray(QSystemTrayIcon):
-    def __init__(self, act: Act) -> None:
+    def __init__(self, act: Act, now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         super().__init__()
         self.dbusmenu = menu_over_dbus()  # as Qt decided when it made the icon: the shell draws the menu
-        self._act = act
-        self._icons = {state: QIcon(str(resource(f"tray-{state}.svg"))) for state in STATES}
+        self._act, self._now = act, now
+        self.pictures = Pictures()
         self.menu = QMenu()
+        self.status_action = QAction("Starting…")  # what the icon says, in words; not a command
+        self.status_action.setEnabled(False)
         self.quit_action = QAction("Quit Coxswain")
         self.console_action = QAction("Open console")
         self.settings_action = QAction("Settings…")
         self.room_action = QAction("Room: starting…")  # the room's address; opens Settings → Room (QR code)
         self.setContextMenu(self.menu)
+        self.activated.connect(self._clicked)
         self.shown: TraySummary | None = None
         self.balloons: list[tuple[str, str]] = []  # what was said in the tray's balloon, newest last (the last 20)
         self._menu_stale = False  # a menu that is open is not rebuilt under the pointer; it is once it closes
         self.menu.aboutToHide.connect(self._menu_closed)
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(RETIP_MS)
+        self._ticker.timeout.connect(self._retip)
+        self._rooms = ("", 0, 0)  # (the menu's font, _room() in it)
         self.show_summary(TraySummary("starting", 0, None, []))
 
     def show_summary(self, summary: TraySummary) -> None:
         self.shown = summary
-        self.setIcon(self._icon(summary))
-        self.setToolTip(summary.tooltip)
+        self.setIcon(self.pictures.icon(summary.activity, summary.progress, summary.waiting))
+        self._retip()
+        if any(e.started is not None and e.state != "pending" for e in summary.entries):
+            self._ticker.start()
+        else:
+            self._ticker.stop()
         self._menu_stale = self.menu.isVisible()
         if not self._menu_stale:
             self._fill_menu(summary)
+
+    def _retip(self) -> None:
+        if self.shown is not None and (tip := self.shown.tooltip_at(self._now())) != self.toolTip():
+            self.setToolTip(tip)
+
+    def _clicked(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        """A left click opens the console (the right one, the menu); on macOS a click opens the menu, as there."""
+        if reason == QSystemTrayIcon.ActivationReason.Trigger and sys.platform != "darwin":
+            self.console_action.trigger()
 
     def _menu_closed(self) -> None:
         if self._menu_stale and self.shown is not None:  # after the click it was closed for has been handled
@@ -58,62 +84,28 @@ class Tray(QSystemTrayIcon):
         # exported over D-Bus, Qt hands it to the notification server as it is, and that reads the body as markup;
         # Qt's own balloon (a label set to plain text) and the native ones on Windows and macOS show plain text
         self.showMessage(visible(title), markup(message) if self.dbusmenu else visible(message),
-                         self._icons["waiting"], 15000)
-
-    def _icon(self, summary: TraySummary) -> QIcon:
-        """The state's picture; waiting ones carry their count, and while running with known progress, a ring around
-        it fills up."""
-        if summary.state == "waiting":
-            return self._badged(summary.waiting)
-        if summary.state != "running" or summary.progress is None:
-            return self._icons.get(summary.state, self._icons["idle"])
-        picture, painter = self._painting("running")
-        painter.setPen(QPen(QColor("#22c55e"), ICON_SIZE / 10, Qt.PenStyle.SolidLine, Qt.PenCapStyle.FlatCap))
-        inset = ICON_SIZE / 20
-        painter.drawArc(QRectF(inset, inset, ICON_SIZE - 2 * inset, ICON_SIZE - 2 * inset), 90 * 16,
-                        -round(360 * 16 * min(max(summary.progress, 0.0), 100.0) / 100))
-        painter.end()
-        return QIcon(picture)
-
-    def _painting(self, state: str) -> tuple[QPixmap, QPainter]:
-        """A copy of the state's picture, and a painter on it (end it before using the picture)."""
-        picture = QPixmap(self._icons[state].pixmap(ICON_SIZE, ICON_SIZE))
-        painter = QPainter(picture)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        return picture, painter
-
-    def _badged(self, count: int) -> QIcon:
-        """The waiting picture with a red badge that holds how many wait."""
-        picture, painter = self._painting("waiting")
-        badge = QRectF(ICON_SIZE * 0.44, ICON_SIZE * 0.44, ICON_SIZE * 0.56, ICON_SIZE * 0.56)
-        painter.setPen(QPen(QColor("#ffffff"), ICON_SIZE / 32))
-        painter.setBrush(QColor(BADGE))
-        painter.drawEllipse(badge)
-        font = QFont()
-        font.setBold(True)
-        font.setPixelSize(round(ICON_SIZE * 0.34))
-        painter.setFont(font)
-        painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, str(count) if count < 10 else "9+")
-        painter.end()
-        return QIcon(picture)
+                         self.pictures.glyphs["waiting"], 15000)
 
     def _fill_menu(self, summary: TraySummary) -> None:
+        """The menu, each label shortened to what fits in MENU_WIDTH."""
+        plain, submenu = self._room()
         self.menu.clear()
+        status = summary.status
+        self.status_action.setText(self._fit(status[:1].upper() + status[1:], plain))
+        self.menu.addAction(self.status_action)
         waiting = [e for e in summary.entries if e.state == "pending"]
-        running = [e for e in summary.entries if e.state == "running"]
-        if waiting:
-            self.menu.addSection(f"Waiting for you ({len(waiting)})")
-        for entry in waiting:
-            item = self.menu.addMenu(menu_label(f"{entry.line}: {entry.prompt}", self.dbusmenu))
-            self._action(item, "Approve", "approve", entry.request_id)
-            self._action(item, "Deny", "deny", entry.request_id)
-            self._action(item, "Review…", "review", entry.request_id)  # the approval card: all of it, then decide
-        if running:
-            self.menu.addSection("Running")
-        for entry in running:
-            item = self.menu.addMenu(menu_label(f"{entry.line}: {entry.prompt}", self.dbusmenu))
-            self._action(item, "Open in console", "open", entry.request_id)
-            self._action(item, "Cancel", "cancel", entry.request_id)
+        running = [e for e in summary.entries if e.kind == "request" and e.state == "running"]
+        tasks = [e for e in summary.entries if e.kind == "task"]
+        for title, entries, shown in ((f"Waiting for you ({len(waiting)})", waiting, SHOWN["pending"]),
+                                      ("Running", running, SHOWN["running"]),
+                                      ("Background tasks", tasks, SHOWN["task"])):
+            if entries:
+                self.menu.addSection(title)
+            for entry in entries[:shown]:
+                self._entry(entry, submenu)
+            if len(entries) > shown:
+                more = self.menu.addAction(f"{len(entries) - shown} more in the console…")
+                more.triggered.connect(self.console_action.trigger)
         self.menu.addSeparator()
         self.menu.addAction(self.console_action)
         if summary.paused:
@@ -124,6 +116,51 @@ class Tray(QSystemTrayIcon):
         self.menu.addAction(self.settings_action)
         self.menu.addAction(self.quit_action)
 
-    def _action(self, menu: QMenu, text: str, verb: str, request_id: str) -> None:
+    def _room(self) -> tuple[int, int]:
+        """How wide a label may be (px) for the menu to stay within MENU_WIDTH in this style and font: a plain
+        item's, and one with a submenu (its arrow takes room)."""
+        font = self.menu.font().toString()
+        if self._rooms[0] != font:
+            rooms, text = [], "M" * 40  # wider than a menu's least width
+            for submenu in (False, True):
+                probe = QMenu()
+                probe.setFont(self.menu.font())
+                if submenu:
+                    probe.addMenu(text)
+                else:
+                    probe.addAction(text)
+                rooms.append(MENU_WIDTH - probe.sizeHint().width() + QFontMetrics(probe.font()).horizontalAdvance(text))
+            self._rooms = (font, rooms[0], rooms[1])
+        return self._rooms[1], self._rooms[2]
+
+    def _entry(self, entry: Entry, width: int) -> None:
+        item = self.menu.addMenu(self._fit(entry.label(), width, entry))
+        if entry.state == "pending":
+            self._action(item, "Approve", "approve", entry.item_id)
+            self._action(item, "Deny", "deny", entry.item_id)
+            self._action(item, "Review…", "review", entry.item_id)  # the approval card: all of it, then decide
+        elif entry.kind == "request":
+            self._action(item, "Open in console", "open", entry.item_id)
+            self._action(item, "Cancel", "cancel", entry.item_id)
+        else:
+            self._action(item, "Open in console", "open_task", entry.item_id)
+            if entry.state == "stopping":
+                item.addAction("Stopping…").setEnabled(False)
+            else:
+                self._action(item, "Stop", "stop_task", entry.item_id)
+
+    def _fit(self, text: str, width: int, entry: Entry | None = None) -> str:
+        """The menu's label for `text`, no wider than `width` px in the menu's font: an entry's prompt is shortened
+        (it says so with '…'); a label still too wide (its names alone) is cut at its end."""
+        metrics = QFontMetrics(self.menu.font())
+        if entry is not None:
+            for characters in range(50, 3, -1):
+                if metrics.horizontalAdvance(text := entry.label(characters)) <= width:
+                    break
+        if metrics.horizontalAdvance(text) > width:
+            text = metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
+        return menu_label(text, self.dbusmenu)
+
+    def _action(self, menu: QMenu, text: str, verb: str, item_id: str) -> None:
         action = menu.addAction(text)
-        action.triggered.connect(lambda: self._act(verb, request_id))
+        action.triggered.connect(lambda: self._act(verb, item_id))
