@@ -38,8 +38,8 @@ def test_the_tray_sums_up_what_runs_and_what_waits() -> None:
                 {"id": "R20261128-03", "state": "done", "agent": "api", "requester": "owner", "progress": 100.0}]
     summary = summarize(requests, today=today)
     assert (summary.state, summary.waiting, summary.progress) == ("waiting", 1, 60.0)
-    assert summary.tooltip.splitlines() == ["Coxswain: 1 waiting for you", "R-07 · api · sarah · 60%",
-                                            "R-08 · web · tom · waiting for approval"]
+    assert summary.tooltip.splitlines() == ["Coxswain: 1 waiting · 1 running",
+                                            "R-08 · web · tom · waiting for approval", "R-07 · api · sarah · 60%"]
     assert summarize(requests[:1], today=today).state == "running"
     assert summarize([], failed_unseen=True, today=today).state == "failed"
     assert summarize(requests, paused=True, today=today).state == "paused"
