@@ -10,7 +10,7 @@ import signal
 import subprocess
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dbus_fast import BusType
@@ -40,6 +40,8 @@ class Shown:
     body: str
     actions: dict[str, str]  # key -> label
     closed_by_app: bool = False
+    icon: str = ""  # the app_icon argument: a themed name or a file: URI
+    hints: dict[str, Any] = field(default_factory=dict)  # the hints' values
 
     @property
     def seen(self) -> str:
@@ -69,7 +71,8 @@ class FakeNotifications(ServiceInterface):
     @method()
     def Notify(self, app: "s", replaces: "u", icon: "s", title: "s", body: "s",
                actions: "as", hints: "a{sv}", timeout: "i") -> "u":
-        shown = Shown(len(self.shown) + 1, app, title, body, dict(zip(actions[::2], actions[1::2], strict=False)))
+        shown = Shown(len(self.shown) + 1, app, title, body, dict(zip(actions[::2], actions[1::2], strict=False)),
+                      icon=icon, hints={key: getattr(value, "value", value) for key, value in hints.items()})
         self.shown.append(shown)
         self._changed()
         return shown.id

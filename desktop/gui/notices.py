@@ -1,18 +1,30 @@
 """Notices: which daemon events the owner hears about (each kind can be switched off in Settings), and how they reach
-them: a native notification (desktop.platform.notifications) with Approve and Deny on an approval, falling back to
-the tray's balloon when that fails. An approval's notification is withdrawn as soon as the request is answered
-anywhere."""
+them: a native notification (desktop.platform.notifications) with an icon for its kind, Approve and Deny on an
+approval, falling back to the tray's balloon when that fails. A failure's notice says its exit code and the last line
+its console printed. An approval's notification is withdrawn as soon as the request is answered anywhere, also when
+the answer came while the notification was still on its way."""
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from desktop.console.ansi import strip_sgr
 from desktop.core.ids import short_form
+from desktop.core.visible import one_line
 from desktop.gui.summary import first_line
 from desktop.platform.notifications import NativeNotifications
+from desktop.resources import resource
+
+if TYPE_CHECKING:
+    import httpx
 
 ANSWERED = {"approve", "deny", "cancel", "revoke", "expire"}  # what ends a wait for approval
+ICONS = {"approval": "notice-approval.svg", "failed": "notice-failed.svg", "task_failed": "notice-failed.svg",
+         "question": "notice-question.svg", "expired": "notice-expired.svg"}
+REMEMBERED = 1000  # answered requests kept in mind, for approvals whose notification is still on its way
+LAST_LINES = 40  # how far back a failure's last line is looked for
 
 
 @dataclass(frozen=True)
@@ -26,6 +38,10 @@ class Notice:
     @property
     def buttons(self) -> bool:
         return self.kind == "approval"
+
+    @property
+    def icon(self) -> Path:
+        return resource(ICONS.get(self.kind, "tray-idle.svg"))
 
 
 def waits_for_approval(event: dict[str, Any]) -> bool:
@@ -47,11 +63,10 @@ def approval_notice(request: dict[str, Any]) -> Notice:
 
 
 def notice_for(event: dict[str, Any]) -> Notice | None:
-    """What else to tell the owner about a daemon event, if anything."""
+    """What else to tell the owner about a daemon event, if anything (a failure's details: `with_details`)."""
     today = datetime.now(UTC).date()
     if event.get("type") == "task_failed":
-        return Notice("task_failed", f"Task {event['id']} failed", event.get("description") or "a background task",
-                      event.get("request_id"), event["id"])
+        return _task_notice(event)
     if event.get("type") != "request":
         return None
     action, request_id = event.get("action"), str(event.get("id"))
@@ -67,6 +82,38 @@ def notice_for(event: dict[str, Any]) -> Notice | None:
     return None
 
 
+def _task_notice(event: dict[str, Any]) -> Notice | None:
+    """A task that failed, or that the daemon stopped at the timeout; one someone stopped (the owner, its agent, the
+    cancel of its request) did not fail."""
+    task_id, about = str(event["id"]), event.get("description") or "a background task"
+    if event.get("outcome") != "stopped":
+        return Notice("task_failed", f"Task {task_id} failed", about, event.get("request_id"), task_id)
+    if event.get("timed_out"):
+        return Notice("task_failed", f"Task {task_id} timed out", f"{event.get('reason')}\n{about}",
+                      event.get("request_id"), task_id)
+    return None
+
+
+async def with_details(notice: Notice, api: "httpx.AsyncClient") -> Notice:
+    """A failure's notice with its exit code and its console's last line that says anything (the daemon redacts what
+    it serves); other notices as they are."""
+    if notice.kind == "failed" and notice.request_id:
+        row = (await api.get(f"/api/requests/{notice.request_id}")).json()
+        page = (await api.get(f"/api/requests/{notice.request_id}/console", params={"lines": LAST_LINES})).json()
+        lines = [*(row.get("result") or "").splitlines()[-1:], *page.get("lines", [])][::-1]  # the result if empty
+    elif notice.kind == "task_failed" and notice.task_id and notice.title.endswith("failed"):
+        row = (await api.get(f"/api/tasks/{notice.task_id}")).json()
+        page = (await api.get(f"/api/tasks/{notice.task_id}/output",
+                              params={"lines": LAST_LINES, "plain": "true"})).json()
+        lines = page.get("lines", [])[::-1]
+    else:
+        return notice
+    last = next((strip_sgr(line).strip() for line in lines if strip_sgr(line).strip()), "")
+    said = [f"exit {row['exit_code']}" if row.get("exit_code") is not None else "", one_line(last, 160)]
+    what = " · ".join(part for part in said if part)
+    return replace(notice, message=f"{what}\n{notice.message}" if what else notice.message)
+
+
 class Notices:
     """Shows notices; `act(verb, request_id)` answers from a button, `open(notice)` is a click on the notice."""
 
@@ -75,27 +122,44 @@ class Notices:
         self._balloon, self._act, self._open = balloon, act, open_notice
         self._native = NativeNotifications()
         self._approvals: dict[str, str] = {}  # request id -> its notification's identifier
+        self._answered: dict[str, None] = {}  # the requests answered lately, oldest first
+        self.on_the_way: set[str] = set()  # requests whose approval notification is being shown
         self.last_way = ""  # "native" or "balloon": how the last notice was shown
         self.in_balloon: Notice | None = None  # what a click on the tray's balloon opens
 
     async def show(self, notice: Notice) -> None:
+        approval = notice.request_id if notice.buttons else None
+        if approval is not None and approval in self._answered:
+            return  # answered before its notification could be shown
         buttons = []
-        if notice.buttons and notice.request_id:
-            request_id = notice.request_id
-            buttons = [("Approve", lambda: self._act("approve", request_id)),
-                       ("Deny", lambda: self._act("deny", request_id))]
-        identifier = await self._native.send(notice.title, notice.message, buttons, lambda: self._open(notice))
+        if approval is not None:
+            buttons = [("Approve", lambda: self._act("approve", approval)),
+                       ("Deny", lambda: self._act("deny", approval))]
+            self.on_the_way.add(approval)
+        try:
+            identifier = await self._native.send(notice.title, notice.message, buttons, lambda: self._open(notice),
+                                                 notice.icon)
+        finally:
+            if approval is not None:
+                self.on_the_way.discard(approval)
         if identifier is not None:
             self.last_way = "native"
-            if notice.buttons and notice.request_id:
-                self._approvals[notice.request_id] = identifier
+            if approval is not None and approval in self._answered:  # answered while it was on its way
+                await self._native.withdraw(identifier)
+            elif approval is not None:
+                self._approvals[approval] = identifier
+            return
+        if approval is not None and approval in self._answered:
             return
         self.last_way = "balloon"
         self.in_balloon = notice
         self._balloon(notice.title, notice.message)
 
     async def withdraw(self, request_id: str) -> None:
-        """The request was answered (here or anywhere else): its approval notification goes."""
+        """The request was answered (here or anywhere else): its approval notification goes, now or as it comes."""
+        self._answered[request_id] = None
+        while len(self._answered) > REMEMBERED:
+            del self._answered[next(iter(self._answered))]
         identifier = self._approvals.pop(request_id, None)
         if identifier is not None:
             await self._native.withdraw(identifier)

@@ -8,6 +8,7 @@ says it renders body markup gets the message with that markup escaped (`&`, `<`,
 import logging
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from desktop.core.visible import markup, visible
@@ -23,19 +24,21 @@ class NativeNotifications:
         self._notifier: Any = None
         self._markup: bool | None = None  # the server renders body markup (known after the first notification)
 
-    async def send(self, title: str, message: str, buttons: list[tuple[str, Action]], on_clicked: Action
-                   ) -> str | None:
-        """The notification's identifier once it is shown, or None when it could not be."""
+    async def send(self, title: str, message: str, buttons: list[tuple[str, Action]], on_clicked: Action,
+                   icon: Path | None = None) -> str | None:
+        """The notification's identifier once it is shown, or None when it could not be. `icon`: a picture file (a
+        freedesktop server gets its file: URI as the app_icon), else the app's own."""
         from desktop_notifier import Button, DesktopNotifier, Icon
 
         if self._notifier is None:
-            self._notifier = DesktopNotifier(app_name=self._app_name, app_icon=Icon(path=resource("tray-waiting.svg")))
+            self._notifier = DesktopNotifier(app_name=self._app_name, app_icon=Icon(path=resource("tray-idle.svg")))
         try:
             if self._markup is None:
                 self._markup = await _renders_markup()
             identifier: str = await self._notifier.send(
                 visible(title), markup(message) if self._markup else visible(message),
-                buttons=[Button(label, on_pressed=pressed) for label, pressed in buttons], on_clicked=on_clicked)
+                buttons=[Button(label, on_pressed=pressed) for label, pressed in buttons], on_clicked=on_clicked,
+                icon=Icon(path=icon) if icon is not None else None)
             # desktop-notifier logs a failure rather than raising it; a notification it knows of was delivered
             shown = identifier in await self._notifier.get_current_notifications()
         except Exception:

@@ -38,6 +38,13 @@ QUIET_NOTICE_SECONDS = 60
 TAIL_PIPE = re.compile(r"\|\s*tail(?![^|;&]*\s-[A-Za-z]*[fF])(?:\s|$)")
 TAIL_PIPE_NOTE = ("This command pipes its output into `tail`, which prints only when the command ends: the rest "
                   "arrives then. To watch it as it runs, log to a file (`… > test.log 2>&1`) and follow that.")
+TIMED_OUT = "stopped: it ran longer than the background task timeout"  # the stop reason the daemon gives it
+
+
+def timed_out(row: TaskRow) -> bool:
+    """The daemon stopped it at the timeout: a stop no one asked for (the owner's Stop, its agent's or the cancel of
+    its request is one they did)."""
+    return row.outcome == "stopped" and (row.stop_reason or "").startswith(TIMED_OUT)
 
 
 @dataclass
@@ -305,7 +312,7 @@ class BackgroundTasks:
 
     async def _time_out(self, row: TaskRow, timeout: int) -> None:
         hours = f"{timeout / 3600:g} h" if timeout >= 3600 else f"{timeout // 60} min"
-        why = f"stopped: it ran longer than the background task timeout ({hours})"
+        why = f"{TIMED_OUT} ({hours})"
         await self.stop(row.id, SYSTEM, why)
         if row.request_id:
             self._ledger.note(row.request_id, f"background task {row.id} ({row.description or row.command[:60]}) "
@@ -314,7 +321,8 @@ class BackgroundTasks:
     def _publish(self, kind: str, row: TaskRow) -> None:
         self._events.publish({"type": kind, "id": row.id, "agent": row.agent, "kind": row.kind,
                               "description": row.description, "request_id": row.request_id,
-                              "outcome": row.outcome, "exit_code": row.exit_code, "reason": row.stop_reason})
+                              "outcome": row.outcome, "exit_code": row.exit_code, "reason": row.stop_reason,
+                              "timed_out": timed_out(row)})
 
     @staticmethod
     def _may_touch(actor: Actor, agent: str) -> None:
