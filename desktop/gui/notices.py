@@ -36,10 +36,6 @@ class Notice:
     task_id: str | None = None
 
     @property
-    def buttons(self) -> bool:
-        return self.kind == "approval"
-
-    @property
     def icon(self) -> Path:
         return resource(ICONS.get(self.kind, "tray-idle.svg"))
 
@@ -128,7 +124,7 @@ class Notices:
         self.in_balloon: Notice | None = None  # what a click on the tray's balloon opens
 
     async def show(self, notice: Notice) -> None:
-        approval = notice.request_id if notice.buttons else None
+        approval = notice.request_id if notice.kind == "approval" else None
         if approval is not None and approval in self._answered:
             return  # answered before its notification could be shown
         buttons = []
