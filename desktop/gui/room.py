@@ -42,6 +42,7 @@ class RoomPanel(QWidget):
         super().__init__()
         self._api, self.work = api, work
         self.shown_url = ""
+        self._sign_in_after_save = False  # asked on loopback: the code shows once an address is saved
         form = QFormLayout(self)
         self.address = QLabel()
         self.address.setTextInteractionFlags(self.address.textInteractionFlags().TextSelectableByMouse)
@@ -111,6 +112,10 @@ class RoomPanel(QWidget):
         self.about.setText(about)
 
     async def sign_in_phone(self) -> None:
+        if (await self._api.get("/api/room")).json()["url"] is None:
+            self._offer_address()
+            return
+        self._sign_in_after_save = False
         answer = await self._api.post("/api/room/link", json={"person": "owner"})
         if answer.status_code >= 400:
             self.about.setText(answer.json().get("error", answer.text))
@@ -120,6 +125,22 @@ class RoomPanel(QWidget):
         self.about.setStyleSheet("")
         self.about.setText("Scan this with your phone to sign in as you. It works once, for 15 minutes; "
                            "don't share it.")
+
+    def _offer_address(self) -> None:
+        """On loopback a sign-in code would hold 127.0.0.1, which a phone opens on itself: say so, and open the list
+        of this computer's addresses instead (once one is saved, the code shows)."""
+        addresses = machine_addresses()
+        self.qr.clear()  # the address's own code would not open on a phone either
+        self.about.setStyleSheet("")
+        if not addresses:
+            self.about.setText(f"A phone cannot open {self.shown_url}: that address is this computer only, and this "
+                               "computer has no other address now. Join a network, then choose its address below.")
+            return
+        self._sign_in_after_save = True
+        self.about.setText(f"A phone cannot open {self.shown_url}: that address is this computer only. Choose one "
+                           "of this computer's addresses below and Save; the sign-in code for your phone shows then.")
+        self.listen.setFocus()
+        self.listen.showPopup()
 
     async def save_choice(self) -> None:
         current = (await self._api.get("/api/settings")).json()
@@ -140,6 +161,8 @@ class RoomPanel(QWidget):
         self.show_room(room)
         self.status.setStyleSheet(ERROR if problems else "")
         self.status.setText("\n".join(problems) or "Saved.")
+        if self._sign_in_after_save and room["url"] and not problems:
+            await self.sign_in_phone()
 
     def _choose_certificate(self) -> None:
         chosen, _ = QFileDialog.getOpenFileName(self, "The room's certificate and key (PEM)", "", "PEM (*.pem)")
