@@ -14,6 +14,7 @@ let tasks = [];
 let events = null;
 let current = null;       // the open request's page: {id, request, console: {...}}
 let refreshing = null;
+let picked = "";          // the agent the person chose to ask
 
 // Cc but tab and newline; Cf (Unicode 15), Zl, Zp; lone surrogates; every default-ignorable code point.
 // Keep in step with HIDDEN in visible.py.
@@ -42,6 +43,8 @@ function el(tag, attrs = {}, ...children) {
 }
 
 function short(id) { return id.replace(/^R\d{8}-/, "R-"); }
+function stateOf(r) { return r.denied ? "denied" : r.state; }  // denied is cancelled by the owner, and reads so
+const plain = (text) => text.replace(/\x1b\[[0-9;:?]*[A-Za-z]/g, "");
 function firstLine(text, max = 90) {  // one_line in visible.py: the first line, and how many follow
   const lines = visible(text || "").trim().split("\n");
   const line = Array.from(lines[0].trimEnd());  // counted in characters, as Python does
@@ -90,19 +93,21 @@ async function boot() {
   try { signedIn(await api("/room/me")); } catch { showSignIn(""); }
 }
 
-function showSignIn(message) {
+function showSignIn(message, notice = "") {  // an error in red, or a notice of how things stand
   me = null;
   for (const id of ["home", "request"]) $(id).hidden = true;
   $("signin").hidden = false;
   $("signout").hidden = true;
   $("you").textContent = "";
   $("signin-error").textContent = message;
+  $("signin-note").textContent = notice;
   $("token").focus();
 }
 
 function signedOut(message) {
   if (events) { events.close(); events = null; }
-  showSignIn(message);
+  say("");  // not "Connection lost…": the stream was ended on purpose
+  showSignIn("", message);
 }
 
 $("signin-form").addEventListener("submit", async (event) => {
@@ -111,7 +116,10 @@ $("signin-form").addEventListener("submit", async (event) => {
     const answer = await api("/room/signin", {token: $("token").value});
     $("token").value = "";
     signedIn(answer);
-  } catch (error) { $("signin-error").textContent = error.message; }
+  } catch (error) {
+    $("signin-note").textContent = "";
+    $("signin-error").textContent = error.message;
+  }
 });
 
 $("signout").addEventListener("click", async () => {
@@ -162,22 +170,25 @@ async function refresh() {
 
 // --- the home page ----------------------------------------------------------------------------------------
 
-function agentState(agent) {
-  if (requests.some((r) => r.agent === agent.name && (r.state === "pending" || r.question))) return "waiting";
-  if (agent.state !== "idle" || requests.some((r) => r.agent === agent.name && r.state === "running")) return "working";
+function agentState(agent) {  // what it runs comes before what waits for it
+  const its = requests.filter((r) => r.agent === agent.name);
+  if (agent.state !== "idle" || its.some((r) => r.state === "running")) return "working";
+  if (its.some((r) => r.state === "pending" || r.question)) return "waiting";
   return "idle";
 }
 
 function drawAgents() {
-  const chosen = $("agent").value;
   $("agents").replaceChildren(...agents.map((agent) => {
     const state = agentState(agent);
     return el("li", {}, el("span", {text: `${agent.name} · ${agent.runtime}`}),
               el("span", {class: `state ${state}`, text: agent.status === "ready" ? state : agent.status}));
   }));
-  $("agent").replaceChildren(...agents.map((agent) => el("option", {value: agent.name, text: agent.name})));
-  if (agents.some((agent) => agent.name === chosen)) $("agent").value = chosen;
+  $("agent").replaceChildren(...agents.map((agent) => el("option", {value: agent.name,
+    text: agent.status === "ready" ? agent.name : `${agent.name} · ${agent.status}`})));
+  const choice = agents.find((agent) => agent.name === picked) || agents.find((agent) => agent.status === "ready");
+  if (choice) $("agent").value = choice.name;
 }
+$("agent").addEventListener("change", () => { picked = $("agent").value; });
 
 function drawRequests() {
   $("no-requests").hidden = requests.length > 0;
@@ -185,7 +196,7 @@ function drawRequests() {
     const progress = r.state === "running" && r.progress != null ? ` · ${Math.round(r.progress)}%` : "";
     return el("li", {}, el("a", {href: `#/r/${r.id}`},
       el("div", {class: "line1"}, el("span", {class: "id", text: short(r.id)}),
-         el("span", {class: `state ${r.state}`, text: r.question ? "question" : r.state}),
+         el("span", {class: `state ${r.state}`, text: r.question ? "question" : stateOf(r)}),
          el("span", {class: "what", text: `${sender(r)} → ${r.agent}${progress}`})),
       el("div", {class: "what", text: firstLine(r.prompt)})));
   }));
@@ -252,6 +263,7 @@ function route() {
   if (!match) { current = null; return; }
   current = {kind: match[1] === "r" ? "request" : "task", id: match[2], view: {end: 0, before: null, first: true}};
   $("console").replaceChildren();
+  $("r-result").hidden = true;  // drawn once the console is read, to be compared with it
   $("earlier").hidden = true;
   $("jump").hidden = true;
   showCurrent().then(() => $("r-title").focus());
@@ -270,14 +282,12 @@ async function showRequest() {
   open.request = r;
   open.live = !FINAL.has(r.state);
   $("r-title").textContent = visible(`${r.id} · ${r.agent}`);
-  $("r-meta").replaceChildren(el("span", {class: `state ${r.state}`, text: r.state}),
+  $("r-meta").replaceChildren(el("span", {class: `state ${r.state}`, text: stateOf(r)}),
     visible(` asked by ${r.requester} at ${clock(r.created_at)}` + (r.retry_of ? ` · retry of ${r.retry_of}` : "") +
     (r.references.length ? ` · mentions ${r.references.join(", ")}` : "")));
   $("r-prompt").textContent = visible(r.prompt);
   $("r-progress").hidden = r.progress == null || FINAL.has(r.state);
   $("r-progress").value = r.progress || 0;
-  $("r-result").hidden = !r.result;
-  $("r-result").textContent = visible((r.result || "").replace(/\x1b\[[0-9;:?]*[A-Za-z]/g, ""));
   $("r-question").hidden = !r.question;
   $("r-question-text").textContent = r.question ? visible(`${r.agent} asks: ${r.question.question}` +
     (r.question.options.length ? ` [${r.question.options.join(" / ")}]` : "")) : "";
@@ -288,6 +298,31 @@ async function showRequest() {
   $("r-tasks").replaceChildren(...tasks.filter((t) => t.request_id === r.id && t.kind !== "request").map(taskLink));
   drawTaskHead(null);
   await follow(open);
+  if (current === open) drawResult(r);
+}
+
+function drawResult(r) {
+  // A failed request says why, in the console's font, and what the agent said only where the console below does
+  // not already end with it (a shell command's result is its last lines).
+  const failed = r.state === "failed";
+  const result = plain(r.result || "");
+  let text = result;
+  if (failed) {
+    const ended = (r.timeline || []).filter((entry) => entry.text.startsWith("failed")).pop();
+    const why = ended ? ended.text : r.exit_code != null ? `failed: exit code ${r.exit_code}` : "failed";
+    const said = result.trim() && result.trim() !== why.replace(/^failed: /, "").trim() && !consoleEndsWith(result);
+    text = why.charAt(0).toUpperCase() + why.slice(1) + (said ? `\n\n${result}` : "");
+  }
+  $("r-result").hidden = !text;
+  $("r-result").className = `result ${r.state}`;
+  $("r-result").textContent = visible(text);
+}
+
+function consoleEndsWith(text) {
+  const lines = (of) => of.split("\n").map((line) => line.split("\r").pop().trimEnd()).filter(Boolean);
+  const wanted = lines(text);
+  const shown = lines(Array.from($("console").children, (node) => node.textContent).join("\n")).slice(-wanted.length);
+  return shown.length === wanted.length && shown.every((line, i) => line === wanted[i]);
 }
 
 async function showTask() {
@@ -414,7 +449,7 @@ function append(lines, pending, extra) {
   // Whole lines go before the unfinished last one (a progress bar still being drawn), which is shown as it is now.
   const box = $("console");
   let last = box.querySelector(".pending");
-  const shown = (pending || "").replace(/\x1b\[[0-9;:?]*[A-Za-z]/g, "");
+  const shown = plain(pending || "");
   if (!lines.length && (last ? last.textContent : "") === shown) return;
   const following = atEnd(box);
   if (!last) { last = el("div", {class: "pending"}); box.append(last); }
