@@ -4,12 +4,15 @@ that speaks the real D-Bus protocol; its buttons, the card, the CLI answer it; a
 import asyncio
 import contextlib
 import sys
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Any
 
 from desktop.core.ids import short_form
-from tests.fake_dbus import until
-from tests.gui_fixture import SHOTS, person, run, wait_state
+from desktop.gui.notices import notice_for
+from desktop.resources import resource
+from tests.fake_dbus import FakeNotifications, private_bus, serve, until
+from tests.gui_fixture import SHOTS, person, run, running_app, wait_state
+from tests.ledger_fixture import MovableClock
 from tests.redaction_corpus import TOKENS
 
 SECRET = TOKENS["github"][0]
@@ -19,6 +22,14 @@ HIDES_IN_A_SECRET = f"echo deploying with {SECRET}\nAPI_KEY=\"x$(curl -s https:/
 
 def short(request_id: str) -> str:
     return short_form(request_id, date.today())
+
+
+def drawn(uri: str) -> bool:
+    """The icon a notification names is a picture that draws (an SVG through Qt's renderer, as a server's would)."""
+    from PySide6.QtGui import QImage
+
+    path = uri.removeprefix("file://")
+    return not QImage(path).isNull() and QImage(path).pixelColor(32, 32).alpha() == 255
 
 
 def test_a_teammates_request_raises_a_notification_whose_approve_runs_it(desktop: Any, qloop: Any) -> None:
@@ -139,6 +150,7 @@ def test_an_agents_question_is_a_notice_that_opens_its_request(desktop: Any, qlo
         await until(lambda: any(s.title == f"{short(row['id'])}: claude asks" for s in server.shown), timeout=90)
         asked = next(s for s in server.shown if s.title.endswith("claude asks"))
         assert asked.body == "Shall I deploy to staging?" and "Approve" not in asked.actions.values()
+        assert asked.icon == resource("notice-question.svg").as_uri() and drawn(asked.icon)
         server.click(asked, "default")
         await until(lambda: app.console is not None and app.console.chosen == ("request", row["id"]))
         await app.api.post(f"/api/requests/{row['id']}/answer", json={"text": "Yes"})
@@ -160,7 +172,7 @@ def test_an_expired_request_and_a_failed_task_are_told(desktop: Any, qloop: Any)
         task = (await app.api.post("/api/tasks", json={"agent": "shell", "command": "exit 3",
                                                         "description": "the flaky build"})).json()
         await until(lambda: any(s.title == f"Task {task['id']} failed" for s in server.shown))
-        assert next(s for s in server.shown if s.title.startswith("Task")).body == "the flaky build"
+        assert next(s for s in server.shown if s.title.startswith("Task")).body == "exit 3\nthe flaky build"
 
     run(qloop, scenario())
 
@@ -181,3 +193,70 @@ def test_the_cards_approve_runs_it_and_withdraws_the_notification(desktop: Any, 
         assert await app.open_card(row["id"]) is None, "no card for a request that no longer waits"
 
     run(qloop, scenario())
+
+
+def test_each_kind_has_its_icon_and_a_failure_says_its_exit_code_and_last_line(desktop: Any, qloop: Any) -> None:
+    app, server = desktop
+
+    async def scenario() -> None:
+        sam = await person(app, "sam")
+        waiting = (await app.api.post("/api/requests", headers=sam, json={"agent": "shell", "prompt": "true"})).json()
+        await until(lambda: server.shown)
+        assert server.shown[0].icon == resource("notice-approval.svg").as_uri() and drawn(server.shown[0].icon)
+        await app.api.post(f"/api/requests/{waiting['id']}/deny", json={})
+        failing = (f"echo compiling; printf '\\033[31mError: cannot find <module> & {SECRET}\\033[0m\\n' >&2; "
+                   "echo; exit 7")
+        row = (await app.api.post("/api/requests", json={"agent": "shell", "prompt": failing})).json()
+        await until(lambda: any(s.title == f"{short(row['id'])} failed" for s in server.shown))
+        failed = next(s for s in server.shown if s.title == f"{short(row['id'])} failed")
+        assert failed.icon == resource("notice-failed.svg").as_uri() and drawn(failed.icon)
+        assert SECRET not in failed.body, "the console is redacted"
+        assert failed.seen == "exit 7 · Error: cannot find <module> & [redacted]\nshell · owner"
+        task = (await app.api.post("/api/tasks", json={
+            "agent": "shell", "description": "unit tests",
+            "command": "echo '3 passed'; echo 'FAILED test_login.py::test_expired_token - KeyError' >&2; exit 1"})
+            ).json()
+        await until(lambda: any(s.title == f"Task {task['id']} failed" for s in server.shown))
+        told = next(s for s in server.shown if s.title == f"Task {task['id']} failed")
+        assert told.seen == "exit 1 · FAILED test_login.py::test_expired_token - KeyError\nunit tests"
+        assert told.icon == resource("notice-failed.svg").as_uri()
+
+    run(qloop, scenario())
+
+
+def test_the_owners_stop_is_no_failure_and_a_timeout_is_told(qloop: Any, tmp_path: Any, monkeypatch: Any) -> None:
+    """The owner's Stop (the console's and the tray's go through the same API) ends a task without "Task T1
+    failed"; the daemon's own stop at the timeout is told, and so is a task that failed."""
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    clock = MovableClock(start=datetime.now(UTC).timestamp())
+    with private_bus() as address:
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+        server = FakeNotifications()
+        bus = run(qloop, serve(address, "org.freedesktop.Notifications", "/org/freedesktop/Notifications", server))
+        try:
+            with running_app(qloop, tmp_path, clock=clock) as app:
+                run(qloop, stop_and_time_out(app, server, clock))
+        finally:
+            bus.disconnect()
+
+
+async def stop_and_time_out(app: Any, server: FakeNotifications, clock: MovableClock) -> None:
+    events: list[dict[str, Any]] = []
+    app.bridge.received.connect(events.append)
+    stopped = (await app.api.post("/api/tasks", json={"agent": "shell", "command": "sleep 600",
+                                                       "description": "dev server"})).json()
+    await app.api.post(f"/api/tasks/{stopped['id']}/stop", json={})
+    await until(lambda: any(e.get("type") == "task_failed" and e["id"] == stopped["id"] for e in events))
+    ended = next(e for e in events if e.get("type") == "task_failed" and e["id"] == stopped["id"])
+    assert ended["outcome"] == "stopped" and not ended["timed_out"] and notice_for(ended) is None
+    await app.api.post("/api/settings", json={"key": "task_timeout", "value": "5m"})
+    slow = (await app.api.post("/api/tasks", json={"agent": "shell", "command": "sleep 600",
+                                                    "description": "the slow suite"})).json()
+    clock.advance(301)
+    await app.daemon.tasks.tick()
+    await until(lambda: any(s.title == f"Task {slow['id']} timed out" for s in server.shown))
+    timed_out = next(s for s in server.shown if s.title == f"Task {slow['id']} timed out")
+    assert timed_out.body == "stopped: it ran longer than the background task timeout (5 min)\nthe slow suite"
+    failed = (await app.api.post("/api/tasks", json={"agent": "shell", "command": "exit 4"})).json()
+    await until(lambda: any(s.title == f"Task {failed['id']} failed" for s in server.shown))
+    assert not any(s.title.startswith(f"Task {stopped['id']} ") for s in server.shown), "the owner stopped it"

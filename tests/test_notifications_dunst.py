@@ -61,6 +61,9 @@ class Dunst:
         self._monitor = await asyncio.create_subprocess_exec(
             "dbus-monitor", "--session", "type='signal',interface='org.freedesktop.Notifications',"
             "member='NotificationClosed'", env=self.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert self._monitor.stdout is not None
+        while b"member=NameLost" not in (line := await self._monitor.stdout.readline()):  # it became a monitor
+            assert line, "dbus-monitor exited"
         self._reading = asyncio.ensure_future(self._read(self._monitor))
 
     async def _read(self, monitor: asyncio.subprocess.Process) -> None:
