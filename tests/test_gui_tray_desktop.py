@@ -26,11 +26,11 @@ def icon_pixels(screen: Screen, geometry: tuple[int, int, int, int]) -> QImage:
     x, y, width, height = geometry
     png = subprocess.run(["import", "-window", "root", "-crop", f"{width}x{height}+{x}+{y}", "png:-"], env=screen.env,
                          capture_output=True, check=True, timeout=30).stdout
-    return QImage.fromData(png, "PNG")
+    return QImage.fromData(png)
 
 
 def near(pixel: Any, colour: tuple[int, int, int]) -> bool:
-    return max(abs(a - b) for a, b in zip((pixel.red(), pixel.green(), pixel.blue()), colour, strict=True)) < 40
+    return bool(max(abs(a - b) for a, b in zip((pixel.red(), pixel.green(), pixel.blue()), colour, strict=True)) < 40)
 
 
 def count(image: QImage, colour: tuple[int, int, int], left: float, top: float, right: float, bottom: float) -> int:
