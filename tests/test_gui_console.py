@@ -67,8 +67,8 @@ def test_a_coloured_test_run_with_its_chip_and_first_failure(desktop: Any, qloop
         assert ("#cd3131", "") in colours_in(console.view) or ("#f14c4c", "") in colours_in(console.view)
         assert (BACKGROUND, FOREGROUND) in colours_in(console.view), "inverse video: the colours swap"
         console.view.scroll_to_end()
-        console.first_failure_button.click()
-        await until(lambda: "test_fails_on_purpose" in console.view.textCursor().block().text())
+        console.first_failure_button.click()  # lands on the traceback, not the line or the summary that name it
+        await until(lambda: console.view.textCursor().block().text().strip("_ ") == "test_fails_on_purpose")
         assert console.list.tasks_group.text(0) == "1 finished"
         assert not console.stop_button.isVisible() and not console.earlier.isVisible()
         SHOTS.mkdir(parents=True, exist_ok=True)
@@ -193,11 +193,11 @@ def test_a_quiet_task_says_so_in_amber_and_its_row_stops_it(qloop: Any, tmp_path
         assert console.quiet.text() == "no output for 2 min" and "b45309" in console.quiet.styleSheet()
         await console.refresh()
         assert "running, no output for 2 min" in console.list.tasks_group.child(0).text(0)
-        stop = console.list.stop_button_of(task_id)
+        stop = console.list.button_of(task_id)
         assert stop is not None
         stop.click()
         assert (await ended(app, task_id))["outcome"] == "stopped"
-        await until(lambda: console.list.stop_button_of(task_id) is None)
+        await until(lambda: console.list.button_of(task_id) is None)
 
     with running_app(qloop, tmp_path, clock=clock) as app:
         run(qloop, scenario(app))

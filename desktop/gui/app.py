@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 import qasync  # type: ignore[import-untyped]
 from PySide6.QtWidgets import QApplication
 
-from desktop.gui import PLAIN_IMPORT
+from desktop.gui import PLAIN_IMPORT, style
 from desktop.gui.bridge import Bridge
-from desktop.gui.notices import ANSWERED, Notice, Notices, approval_notice, notice_for, waits_for_approval
+from desktop.gui.denials import Denials, denied_notice
+from desktop.gui.notices import ANSWERED, Notice, Notices, approval_notice, notice_for, waits_for_approval, with_details
 from desktop.gui.power import watch_power
 from desktop.gui.single import Listener, ask_running_app
 from desktop.gui.summary import summarize
@@ -47,6 +48,7 @@ LOOPBACK = "127.0.0.1"  # where the daemon's API listens (the room has its own l
 class TrayApp:
     def __init__(self, home: Home, port: int, clock: Clock | None = None) -> None:
         self.home, self.port, self._clock = home, port, clock
+        style.apply(QApplication.instance())  # type: ignore[arg-type]  # (made before the app is)
         self.tray = Tray(self._act)
         self.notices = Notices(self.tray.balloon, self._act, self._open_notice)
         self.cards: dict[str, ApprovalCard] = {}
@@ -60,6 +62,7 @@ class TrayApp:
         self._asked = self._shown = 0  # refreshes asked for, and the newest of them shown
         self._failed_unseen = False
         self.work = Work()
+        self.denials = Denials(self._deny_now, self._denial_changed)
 
     async def start(self) -> None:
         self.listener = Listener(self.home, self.come_forward)
@@ -91,6 +94,7 @@ class TrayApp:
         await self.refresh()
 
     async def stop(self) -> None:
+        await self.denials.flush()
         for window in [*self.cards.values(), self.console, self.settings_window]:
             if window is not None:
                 window.close()
@@ -123,17 +127,28 @@ class TrayApp:
         """The tray shows what the daemon has now; the request list is returned for whoever else shows it."""
         self._asked += 1
         asked = self._asked
-        requests: list[dict[str, Any]] = (await self.api.get("/api/requests", params={"limit": 200})).json()
+        answers = await asyncio.gather(self.api.get("/api/requests", params={"limit": 200}),
+                                       self.api.get("/api/tasks"))  # the tray lists the running ones
+        requests: list[dict[str, Any]] = answers[0].json()
         if asked > self._shown:  # an answer to an older question that came last would show the past
             self._shown = asked
             paused = self.settings.get("agents_paused") == "yes"
-            self.tray.show_summary(summarize(requests, paused=paused, failed_unseen=self._failed_unseen))
+            self.tray.show_summary(summarize(requests, paused=paused, failed_unseen=self._failed_unseen,
+                                             tasks=answers[1].json()))
         return requests
 
     async def act(self, verb: str, request_id: str) -> None:
         """A click in the tray, a card or a notification, done through the API like any other client's."""
-        if verb == "open":
-            await self.open_console(("request", request_id))
+        if verb in ("open", "open_task"):
+            await self.open_console(("task" if verb == "open_task" else "request", request_id))
+            return
+        if verb == "deny":  # final in a few seconds; Undo (or Approve) before then takes it back
+            self.denials.deny(request_id)
+            return
+        if verb == "undo":
+            if not self.denials.undo(request_id) and request_id in self.denials.sent:
+                self.notices.in_balloon = None
+                self.tray.balloon("Coxswain", f"Too late to undo: {request_id} is denied")
             return
         if verb == "review":
             if await self.open_card(request_id) is None:  # answered or expired a moment ago: say so, then show it
@@ -141,12 +156,36 @@ class TrayApp:
                 self.tray.balloon("Coxswain", f"{request_id} no longer waits for approval")
                 await self.refresh()
             return
-        path = f"/api/agents/{verb}" if verb in ("pause", "resume") else f"/api/requests/{request_id}/{verb}"
+        if verb == "approve":
+            self.denials.undo(request_id)
+        await self._post(verb, request_id)
+
+    async def _post(self, verb: str, item_id: str) -> None:
+        path = (f"/api/agents/{verb}" if verb in ("pause", "resume") else f"/api/tasks/{item_id}/stop"
+                if verb == "stop_task" else f"/api/requests/{item_id}/{verb}")
         answer = await self.api.post(path, json={})
         if answer.status_code >= 400:  # e.g. approved elsewhere a moment ago: say so, then show what is now
             self.notices.in_balloon = None
             self.tray.balloon("Coxswain", answer.json().get("error", answer.text))
         await self.refresh()
+
+    async def _deny_now(self, request_id: str) -> None:
+        await self._post("deny", request_id)
+
+    def _denial_changed(self, request_id: str, what: str) -> None:
+        """A Deny began (the card goes, "Denied R-02" with Undo is shown), was taken back (the request is announced
+        again: its notification may have gone with the Deny clicked on it) or is final (the Undo goes)."""
+        if self.console is not None and self.console.chosen == ("request", request_id):
+            self.console.follow_soon()
+        if what == "denied":
+            card = self.cards.pop(request_id, None)
+            if card is not None:
+                card.close()
+            self.work.start(self.notices.show(denied_notice(request_id, self.denials.seconds)))
+            return
+        self.work.start(self.notices.withdraw_denied(request_id))
+        if what == "undone":
+            self.work.start(self._notify_approval(request_id))
 
     async def open_card(self, request_id: str) -> ApprovalCard | None:
         """The approval card of a waiting request, brought forward (None if it no longer waits)."""
@@ -169,7 +208,7 @@ class TrayApp:
         if self.console is None:
             from desktop.gui.console import ConsoleWindow
 
-            self.console = ConsoleWindow(self.api, self._act)
+            self.console = ConsoleWindow(self.api, self._act, self.denials.waiting)
         self.console.show()
         self.console.raise_()
         self.console.activateWindow()
@@ -267,7 +306,7 @@ class TrayApp:
 
     async def _notify(self, notice: Notice) -> None:
         if self.settings.get(f"notify_{notice.kind}", "yes") == "yes":
-            await self.notices.show(notice)
+            await self.notices.show(await with_details(notice, self.api))
 
     async def _answered(self, request_id: str) -> None:
         """Answered anywhere (here, the CLI, the API, a chat): the notification goes, the card closes."""

@@ -5,8 +5,8 @@ Review… (its card). The console opens on the last 2,000 lines, follows live ou
 is at the end, and pages back on "Load earlier"."""
 
 import asyncio
+import re
 from collections.abc import Callable
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
@@ -14,20 +14,26 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
+    QLayout,
     QListWidget,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QSplitter,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from desktop.console.stream import ConsoleStream, folded
-from desktop.core.visible import visible
+from desktop.console.testruns import failure_heading
+from desktop.core.visible import one_line, visible
+from desktop.gui import style
 from desktop.gui.console_view import ConsoleView
-from desktop.gui.summary import latest, test_chip
+from desktop.gui.rows import RowText, request_text, task_text, test_chip
+from desktop.gui.summary import latest
 from desktop.gui.work import Work
-from desktop.gui.work_list import WorkList
+from desktop.gui.work_list import WIDTH, WorkList
 
 if TYPE_CHECKING:
     import httpx
@@ -36,14 +42,18 @@ if TYPE_CHECKING:
 PAGE = 2000
 AMBER = "color: #b45309; font-weight: bold;"
 SKIPPED = "\x1b[7m … output came faster than it can be shown; some lines are skipped here … \x1b[0m"
+EMPTY = "Nothing yet — requests appear here when someone asks an agent."
 
 
 class ConsoleWindow(QWidget):
-    def __init__(self, api: "httpx.AsyncClient", act: Callable[[str, str], None]) -> None:
+    def __init__(self, api: "httpx.AsyncClient", act: Callable[[str, str], None],
+                 denying: Callable[[str], bool] = lambda _request_id: False) -> None:
+        """`act(verb, id)` does what a button asks through the app; `denying(id)`: a Deny of it waits for its Undo."""
         super().__init__()
-        self._api, self._act = api, act
+        self._api, self._act, self._denying = api, act, denying
         self.setWindowTitle("Coxswain")
         self.resize(1100, 680)
+        self._placed = False  # centred on the screen when first shown, laid out
         self.chosen: tuple[str, str] | None = None  # ("task" | "request", id)
         self.work = Work()
         self._before: int | None = None  # where "Load earlier" continues (a task's byte offset)
@@ -59,9 +69,25 @@ class ConsoleWindow(QWidget):
         self.list = WorkList()
         self.list.chosen.connect(self._chose)
         self.list.stop_asked.connect(lambda task_id: self.work.start(self._stop_task(task_id)))
+        self.list.retry_asked.connect(lambda request_id: self._act("retry", request_id))
 
-        self.header = QLabel("Choose a request or a task")
+        self.header = QLabel("Choose a request or a task")  # "R-07 · api · sarah", shortened to the room it has
         self.header.setTextFormat(Qt.TextFormat.PlainText)
+        self.header.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.pill = QLabel()  # the state, coloured as in the list and the room
+        self.when = QLabel()  # "exit 1 · 2 min 04 s"
+        style.kind(self.when, "muted")
+        self.what = QLabel()  # the prompt's (or the task's) first line
+        self.what.setTextFormat(Qt.TextFormat.PlainText)
+        self.what.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        style.kind(self.what, "muted")
+        self.why = QLabel()  # instead of an empty console: why nothing ran
+        self.why.setTextFormat(Qt.TextFormat.PlainText)
+        self.why.setWordWrap(True)
+        self.why.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        style.kind(self.why, "empty")
+        self.undo_button = QPushButton("Undo")  # a Deny waits a few seconds for this before it is final
+        self.undo_button.clicked.connect(lambda: self._answer("undo"))
         self.timeline = QListWidget()
         self.timeline.setMaximumHeight(150)
         self.progress = QProgressBar()
@@ -80,6 +106,8 @@ class ConsoleWindow(QWidget):
         for button, verb in ((self.approve_button, "approve"), (self.deny_button, "deny"),
                              (self.review_button, "review")):
             button.clicked.connect(lambda _=False, verb=verb: self._answer(verb))
+        style.kind(self.approve_button, "primary")
+        style.kind(self.deny_button, "danger")
         self.view = ConsoleView()
         self.view.verticalScrollBar().valueChanged.connect(self._scrolled)
         self.jump = QPushButton("Jump to end ↓")
@@ -91,28 +119,46 @@ class ConsoleWindow(QWidget):
         for widget in (self.chip, self.first_failure_button, self.quiet):
             bar.addWidget(widget)
         bar.addStretch(1)
-        for widget in (self.older, self.earlier, self.approve_button, self.deny_button, self.review_button,
-                       self.stop_button):
+        for widget in (self.older, self.earlier, self.approve_button, self.review_button, self.deny_button,
+                       self.undo_button, self.stop_button):
             bar.addWidget(widget)
-        right = QWidget()
-        column = QVBoxLayout(right)
-        column.addWidget(self.header)
+        bar.insertSpacing(bar.indexOf(self.deny_button), 24)  # Deny apart from Approve
+        title = QHBoxLayout()
+        title.addWidget(self.header, 1)
+        title.addWidget(self.pill)
+        title.addWidget(self.when)
+        details = QWidget()
+        column = QVBoxLayout(details)
+        column.addLayout(title)
+        column.addWidget(self.what)
         column.addWidget(self.timeline)
         column.addWidget(self.progress)
         column.addLayout(bar)
         column.addWidget(self.view, 1)
+        column.addWidget(self.why, 1)
         column.addWidget(self.jump, 0, Qt.AlignmentFlag.AlignRight)
         column.addWidget(self.note)
+        self.empty = QLabel(EMPTY)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
+        style.kind(self.empty, "empty")
+        self.right = QStackedWidget()
+        self.right.addWidget(self.empty)
+        self.right.addWidget(details)
         splitter = QSplitter()
         splitter.addWidget(self.list)
-        splitter.addWidget(right)
-        splitter.setSizes([340, 760])
+        splitter.addWidget(self.right)
+        splitter.setStretchFactor(0, 0)  # the list keeps its width as the window grows
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([WIDTH, 1100 - WIDTH])
         QHBoxLayout(self).addWidget(splitter)
         self._hide_details()
+        for layout in self.findChildren(QLayout):  # sized without what was hidden before the window was first shown
+            layout.invalidate()
 
         self._poll = QTimer(self)  # once a second, and only while a live console is shown
         self._poll.setInterval(1000)
-        self._poll.timeout.connect(self._follow_soon)
+        self._poll.timeout.connect(self.follow_soon)
 
     # --- the list on the left ------------------------------------------------------------------------------
 
@@ -127,6 +173,7 @@ class ConsoleWindow(QWidget):
             return
         self._shown = asked
         self.list.show_work(requests, tasks)
+        self.right.setCurrentIndex(0 if self.chosen is None and not requests and not tasks else 1)
         if self.chosen and self.chosen[0] == "task":
             task = next((t for t in tasks if t["id"] == self.chosen[1]), None)
             if task:
@@ -134,7 +181,7 @@ class ConsoleWindow(QWidget):
         elif self.chosen and self.chosen[0] == "request":
             request = next((r for r in requests if r["id"] == self.chosen[1]), None)
             if request is not None and request["state"] != self._request_state:  # now, not at the next poll
-                self._follow_soon()
+                self.follow_soon()
         elif self.chosen is None and (first := latest(requests, tasks)):
             self.work.start(self.open(*first))
 
@@ -165,7 +212,7 @@ class ConsoleWindow(QWidget):
         task = (await self._api.get(f"/api/tasks/{task_id}")).json()
         page = (await self._api.get(f"/api/tasks/{task_id}/output", params={"lines": PAGE})).json()
         self._hide_details()
-        self.header.setText(visible(f"{task['id']} · {task['agent']} · {task['description'] or task['command']}"))
+        self._show_title(task_text(task), task["description"] or task["command"])
         self._before, self._end = page["before"], page["end"]
         self.view.show_lines(page["lines"] + ([page["pending"]] if page["pending"] else []))
         self._pending_shown = bool(page["pending"])
@@ -174,7 +221,18 @@ class ConsoleWindow(QWidget):
         self.note.setVisible(bool(page["note"]))
         self._show_task_state(task)
 
+    def _show_title(self, row: RowText, what: str) -> None:
+        self.right.setCurrentIndex(1)
+        self.header.setText(row.head)
+        self.header.setToolTip(row.plain)
+        self.pill.setText(row.pill)
+        colour = style.state_colour(row.colour)
+        self.pill.setStyleSheet(f"color: {colour}; border: 1px solid {colour}; border-radius: 9px; padding: 1px 8px;")
+        self.when.setText(row.extra)
+        self.what.setText(one_line(what, 300))
+
     def _show_task_state(self, task: dict[str, Any]) -> None:
+        self._show_title(task_text(task), task["description"] or task["command"])
         chip, tip = test_chip(task.get("tests"))
         self.chip.setText(chip)
         self.chip.setToolTip(tip)
@@ -212,8 +270,7 @@ class ConsoleWindow(QWidget):
         self._read_again = False
         request = (await self._api.get(f"/api/requests/{request_id}")).json()
         self._hide_details()
-        self.header.setText(visible(f"{request['id']} · {request['agent']} · {request['requester']}: "
-                                    f"{request['prompt']}"))
+        self._show_title(request_text(request), request["prompt"])
         self._stream, self._end, self._pending_shown = ConsoleStream(), 0, False
         self.view.show_lines([])
         await self._follow_request(request_id)
@@ -224,20 +281,42 @@ class ConsoleWindow(QWidget):
     def _show_request_state(self, request: dict[str, Any]) -> None:
         """Its timeline and progress; Cancel and once-a-second polling while it can still change."""
         self._request_state = request["state"]
+        self._show_title(request_text(request), request["prompt"])
         can_change = request["state"] in ("pending", "approved", "running")
         waits = request["state"] == "pending"
+        denying = waits and self._denying(request["id"])
         self.stop_button.setVisible(can_change and not waits)  # what waits for the owner is denied, not cancelled
-        for button in (self.approve_button, self.deny_button, self.review_button):
-            button.setVisible(waits)
+        for button in (self.approve_button, self.deny_button):
+            button.setVisible(waits and not denying)
+        self.review_button.setVisible(waits)
+        self.undo_button.setVisible(denying)
+        self.undo_button.setText(f"Denied {request_text(request).head.split(' · ')[0]} · Undo" if denying else "Undo")
         self._set_live(can_change)
+        self._say_why(request)
         self.timeline.clear()
         for entry in request.get("timeline") or []:
-            at = datetime.fromisoformat(entry["at"]).astimezone().strftime("%H:%M:%S")
+            at = style.when(entry["at"], seconds=True)
             mark = "⇢ session call: " if entry["kind"] == "activity" else ""
             self.timeline.addItem(f"{at}  {mark}{visible(entry['text'])}")
         self.timeline.setVisible(True)
         self.progress.setVisible(request.get("progress") is not None)
         self.progress.setValue(round(request.get("progress") or 0))
+
+    def _say_why(self, request: dict[str, Any]) -> None:
+        """A request that printed nothing shows why instead of an empty console (denied, waiting, cancelled …)."""
+        empty = self.view.lines_shown == 0 and request["state"] != "running"
+        if empty:
+            timeline = request.get("timeline") or []
+            last = timeline[-1] if timeline else None
+            said = f"{visible(last['text'])} at {style.when(last['at'])}" if last else request["state"]
+            never = "" if request.get("started_at") else " It never ran."
+            if request["state"] == "pending":
+                said, never = "It waits for your approval: Approve, Deny, or Review… to read all of it.", ""
+            elif request["state"] == "approved":
+                said, never = "Approved: it waits for its turn in the agent's queue.", ""
+            self.why.setText(said[:1].upper() + said[1:] + ("." if not said.endswith(".") else "") + never)
+        self.why.setVisible(empty)
+        self.view.setVisible(not empty)
 
     async def _follow_request(self, request_id: str) -> None:
         while True:  # the output so far, chunk by chunk
@@ -262,7 +341,7 @@ class ConsoleWindow(QWidget):
             self._read_again = True
             await self._read_while_asked(chosen)
 
-    def _follow_soon(self) -> None:
+    def follow_soon(self) -> None:
         """Read now, or (a read on its way) once more right after it: the timer's tick, a change seen in the list."""
         if self._reading.locked():
             self._read_again = True
@@ -298,13 +377,18 @@ class ConsoleWindow(QWidget):
             self._show_paging(page["older_not_loaded"])
 
     async def show_first_failure(self) -> None:
-        """Scroll to the first failing test, loading earlier pages until it is there (or nothing more loads)."""
+        """Scroll to where the first failing test's report begins (its traceback), loading earlier pages until it is
+        there; where the runner printed none, to the first line that names it."""
         while self.first_failure:
-            line = self.view.find_line(self.first_failure)
+            name = self.first_failure
+            line = self.view.find_line(failure_heading(name))
             if line is not None:
                 self.view.scroll_to_line(line)
                 return
             if self._before is None:
+                named = self.view.find_line(re.compile(re.escape(name)))
+                if named is not None:
+                    self.view.scroll_to_line(named)
                 return
             await self.load_earlier()
 
@@ -347,8 +431,9 @@ class ConsoleWindow(QWidget):
     def _hide_details(self) -> None:
         for widget in (self.timeline, self.progress, self.chip, self.first_failure_button, self.quiet, self.earlier,
                        self.older, self.stop_button, self.approve_button, self.deny_button, self.review_button,
-                       self.jump, self.note):
+                       self.undo_button, self.jump, self.note, self.why):
             widget.setVisible(False)
+        self.view.setVisible(True)
         self.stop_button.setText("Stop")
         self._before = None
 
@@ -377,7 +462,10 @@ class ConsoleWindow(QWidget):
         super().closeEvent(event)
 
     def showEvent(self, event: Any) -> None:
-        self._follow_soon()
+        if not self._placed:
+            self._placed = True
+            style.centre(self)
+        self.follow_soon()
         super().showEvent(event)
 
 

@@ -1,6 +1,7 @@
 """The console itself: the pipeline's lines drawn with their colours (inverse video included) in a read-only text
 view that follows new output while the person is at the end, and stays where they are when they scrolled up."""
 
+import re
 from collections.abc import Iterable
 
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCharFormat, QTextCursor
@@ -88,11 +89,11 @@ class ConsoleView(QPlainTextEdit):
     def _value_changed(self, _value: int) -> None:
         self.following = self.at_end
 
-    def find_line(self, text: str) -> int | None:
-        """The number of the first line that contains `text` (colours aside), or None."""
+    def find_line(self, pattern: re.Pattern[str]) -> int | None:
+        """The number of the first line `pattern` finds (colours aside), or None."""
         block = self.document().firstBlock()
         while block.isValid():
-            if text in block.text():
+            if pattern.search(block.text()):
                 return block.blockNumber()
             block = block.next()
         return None

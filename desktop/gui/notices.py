@@ -29,7 +29,7 @@ LAST_LINES = 40  # how far back a failure's last line is looked for
 
 @dataclass(frozen=True)
 class Notice:
-    kind: str  # approval | failed | expired | task_failed | question (the setting is notify_<kind>)
+    kind: str  # approval | denied | failed | expired | task_failed | question (the setting is notify_<kind>)
     title: str
     message: str
     request_id: str | None  # what a click opens (None: a task, the console opens on it)
@@ -118,6 +118,7 @@ class Notices:
         self._balloon, self._act, self._open = balloon, act, open_notice
         self._native = NativeNotifications()
         self._approvals: dict[str, str] = {}  # request id -> its notification's identifier
+        self._denied: dict[str, str] = {}  # request id -> its "Denied R-02" (with Undo) notification's identifier
         self._answered: dict[str, None] = {}  # the requests answered lately, oldest first
         self.on_the_way: set[str] = set()  # requests whose approval notification is being shown
         self.last_way = ""  # "native" or "balloon": how the last notice was shown
@@ -132,6 +133,9 @@ class Notices:
             buttons = [("Approve", lambda: self._act("approve", approval)),
                        ("Deny", lambda: self._act("deny", approval))]
             self.on_the_way.add(approval)
+        denied = notice.request_id if notice.kind == "denied" else None
+        if denied is not None:
+            buttons = [("Undo", lambda: self._act("undo", denied))]
         try:
             identifier = await self._native.send(notice.title, notice.message, buttons, lambda: self._open(notice),
                                                  notice.icon)
@@ -140,6 +144,8 @@ class Notices:
                 self.on_the_way.discard(approval)
         if identifier is not None:
             self.last_way = "native"
+            if denied is not None:
+                self._denied[denied] = identifier
             if approval is not None and approval in self._answered:  # answered while it was on its way
                 await self._native.withdraw(identifier)
             elif approval is not None:
@@ -150,6 +156,12 @@ class Notices:
         self.last_way = "balloon"
         self.in_balloon = notice
         self._balloon(notice.title, notice.message)
+
+    async def withdraw_denied(self, request_id: str) -> None:
+        """The Deny was taken back, or is final: its Undo goes."""
+        identifier = self._denied.pop(request_id, None)
+        if identifier is not None:
+            await self._native.withdraw(identifier)
 
     async def withdraw(self, request_id: str) -> None:
         """The request was answered (here or anywhere else): its approval notification goes, now or as it comes."""

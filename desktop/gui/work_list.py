@@ -1,35 +1,58 @@
 """The console window's left side: requests and background tasks in two groups, each summed up in its header line
-("2 background tasks running · 1 finished") and expanding to one row per item, with Stop on a running task's row.
-The prompts an agent sent to sessions it started sit indented under its request, under a header per group that
-sums up what runs and what waits there."""
+("2 background tasks running · 1 finished") and expanding to one two-line row per item (ID, state pill and time;
+then the prompt), with Stop on a running task's row and Retry on a failed request's. The prompts an agent sent to
+sessions it started sit indented under its request, under a header per group that sums up what runs and waits there."""
 
 from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6 import QtGui
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHeaderView, QPushButton, QTreeWidget, QTreeWidgetItem
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFontMetrics, QPainter
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QPushButton,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
-from desktop.gui.summary import request_row, requests_line, sessions_line, task_row, tasks_line
+from desktop.gui.rows import RowText, request_text, task_text
+from desktop.gui.style import colours, state_colour
+from desktop.gui.summary import requests_line, sessions_line, tasks_line
 
 ROLE = Qt.ItemDataRole.UserRole
+TEXT_ROLE = Qt.ItemDataRole.UserRole + 1  # a two-line row's RowText
+WIDTH = 380  # the list's width as it opens; the splitter gives the rest to the console
+BUTTON = QSize(64, 26)
 
 
 @dataclass
 class Row:
     kind: str  # request | task | sessions (a header, not an item one opens)
     item_id: str
-    text: str
-    stoppable: bool = False
+    text: str | RowText
+    button: str = ""  # "Stop" (a running task) or "Retry" (a failed request)
     below: list["Row"] = field(default_factory=list)
 
 
 class WorkList(QTreeWidget):
     chosen = Signal(str, str)  # ("request" | "task", its ID): the person picked a row
     stop_asked = Signal(str)  # a task's ID: its row's Stop was clicked
+    retry_asked = Signal(str)  # a request's ID: its row's Retry was clicked
 
     def __init__(self) -> None:
         super().__init__()
+        self.setItemDelegate(TwoLines(self))
+        self.setUniformRowHeights(False)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setMinimumWidth(280)
+        self.resize(WIDTH, self.height())
         self.setHeaderHidden(True)
         self.setColumnCount(2)  # the row, and Stop for a running task
         self.header().setStretchLastSection(False)
@@ -44,7 +67,8 @@ class WorkList(QTreeWidget):
         self.requests_group.setText(0, f"Requests — {requests_line(requests)}")
         self.tasks_group.setText(0, tasks_line(tasks))
         self._fill(self.requests_group, request_rows(requests))
-        self._fill(self.tasks_group, [Row("task", t["id"], task_row(t), t["state"] == "running") for t in tasks])
+        self._fill(self.tasks_group, [Row("task", t["id"], task_text(t), "Stop" if t["state"] == "running" else "")
+                                      for t in tasks])
         self.tasks_group.setExpanded(any(t["state"] != "ended" for t in tasks) or self.tasks_group.isExpanded())
         self.requests_group.setExpanded(True)
 
@@ -53,10 +77,11 @@ class WorkList(QTreeWidget):
         if row is not None and not row.isSelected():
             self.setCurrentItem(row)
 
-    def stop_button_of(self, task_id: str) -> QPushButton | None:
-        row = self._row(task_id)
-        widget = self.itemWidget(row, 1) if row is not None else None
-        return widget if isinstance(widget, QPushButton) else None
+    def button_of(self, item_id: str) -> QPushButton | None:
+        """The row's Stop or Retry, if it has one."""
+        row = self._row(item_id)
+        holder = self.itemWidget(row, 1) if row is not None else None
+        return holder.findChild(QPushButton) if holder is not None else None
 
     def row_of(self, item_id: str) -> QTreeWidgetItem | None:
         return self._row(item_id)
@@ -75,18 +100,33 @@ class WorkList(QTreeWidget):
             elif parent.indexOfChild(item) != index:
                 self._move(parent, item, index)
             item.setData(0, ROLE, (row.kind, row.item_id))
-            item.setText(0, row.text)
-            item.setToolTip(0, QtGui.Qt.convertFromPlainText(row.text))  # a tooltip with a tag in it would be rich text
-            has_stop = self.itemWidget(item, 1) is not None
-            if row.stoppable and not has_stop:
-                stop = QPushButton("Stop")
-                stop.clicked.connect(lambda _=False, task_id=row.item_id: self.stop_asked.emit(task_id))
-                self.setItemWidget(item, 1, stop)
-            elif has_stop and not row.stoppable:
-                self.removeItemWidget(item, 1)
+            plain = row.text.plain if isinstance(row.text, RowText) else row.text
+            item.setData(0, TEXT_ROLE, row.text if isinstance(row.text, RowText) else None)
+            item.setText(0, plain)
+            item.setToolTip(0, QtGui.Qt.convertFromPlainText(plain))  # a tooltip with a tag in it would be rich text
+            self._button(item, row)
             self._fill(item, row.below)
             if row.below:
                 item.setExpanded(True)
+
+    def _button(self, item: QTreeWidgetItem, row: Row) -> None:
+        """The row's Stop or Retry, in a holder as tall as the row: a row is never taller than its widget allows."""
+        holder = self.itemWidget(item, 1)
+        shown = holder.findChild(QPushButton) if holder is not None else None
+        if shown is not None and shown.text() == row.button:
+            return
+        if holder is not None:
+            self.removeItemWidget(item, 1)
+        if row.button:
+            button = QPushButton(row.button)
+            button.setFixedSize(BUTTON)
+            signal = self.stop_asked if row.button == "Stop" else self.retry_asked
+            button.clicked.connect(lambda _=False, item_id=row.item_id: signal.emit(item_id))
+            holder = QWidget()
+            column = QVBoxLayout(holder)
+            column.setContentsMargins(0, 0, 4, 0)
+            column.addWidget(button, 0, Qt.AlignmentFlag.AlignVCenter)
+            self.setItemWidget(item, 1, holder)
 
     def _move(self, parent: QTreeWidgetItem, item: QTreeWidgetItem, index: int) -> None:
         """Put a row at `index`, still selected if it was (its Stop button is made again by the caller)."""
@@ -130,16 +170,65 @@ def request_rows(requests: list[dict[str, Any]]) -> list[Row]:
     for request in requests:
         if request.get("parent_id") in listed:
             continue
-        row = Row("request", request["id"], request_row(request))
+        row = Row("request", request["id"], request_text(request), "Retry" if request["state"] == "failed" else "")
         groups: dict[str | None, list[dict[str, Any]]] = {}
         for prompt in reversed(sent.get(request["id"], [])):  # oldest first under the sender
             groups.setdefault((prompt.get("session") or {}).get("group"), []).append(prompt)
         for group, prompts in groups.items():
             header = Row("sessions", f"{request['id']}:{group or ''}", sessions_line(group, prompts))
-            header.below = [Row("request", p["id"], request_row(p)) for p in prompts]
+            header.below = [Row("request", p["id"], request_text(p)) for p in prompts]
             row.below.append(header)
         rows.append(row)
     return rows
+
+
+class TwoLines(QStyledItemDelegate):
+    """Draws a row with a RowText: ID and who, the state pill and the time on the first line, the prompt below."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        size = super().sizeHint(option, index)
+        if index.data(TEXT_ROLE) is None:
+            return size
+        return QSize(size.width(), QFontMetrics(option.font).height() * 2 + 14)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        text: RowText | None = index.data(TEXT_ROLE)
+        if text is None:
+            super().paint(painter, option, index)
+            return
+        rect: QRect = option.rect
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        palette = option.palette
+        c = colours()
+        painter.save()
+        if selected:
+            painter.fillRect(rect, palette.highlight())
+        metrics = QFontMetrics(option.font)
+        line = metrics.height()
+        left, top, right = rect.left() + 4, rect.top() + 5, rect.right() - 4
+        fg = palette.highlightedText().color() if selected else QColor(c.fg)
+        muted = fg if selected else QColor(c.muted)
+        extra_width = metrics.horizontalAdvance(text.extra) if text.extra else 0
+        pill_width = metrics.horizontalAdvance(text.pill) + 14
+        head_room = max(0, right - left - pill_width - extra_width - 16)
+        head = metrics.elidedText(text.head, Qt.TextElideMode.ElideRight, head_room)
+        painter.setPen(fg)
+        painter.drawText(QRect(left, top, head_room, line), Qt.AlignmentFlag.AlignVCenter, head)
+        pill = QRect(left + metrics.horizontalAdvance(head) + 8, top, pill_width, line)
+        colour = QColor(state_colour(text.colour))
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(colour if not selected else fg)
+        painter.drawRoundedRect(pill.adjusted(0, 0, -1, -1), line / 2, line / 2)
+        painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, text.pill)
+        if text.extra:
+            painter.setPen(muted)
+            painter.drawText(QRect(right - extra_width, top, extra_width, line), Qt.AlignmentFlag.AlignVCenter,
+                             text.extra)
+        painter.setPen(muted)
+        body = metrics.elidedText(text.body, Qt.TextElideMode.ElideRight, right - left)
+        painter.drawText(QRect(left, top + line + 3, right - left, line), Qt.AlignmentFlag.AlignVCenter, body)
+        painter.restore()
 
 
 def _descendants(item: QTreeWidgetItem) -> list[QTreeWidgetItem]:

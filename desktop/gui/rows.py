@@ -1,0 +1,88 @@
+"""What a row of the console's list says, worked out from the daemon's rows (no Qt here): a first line with the ID,
+who and where, a state pill and when; a second line with the prompt or the task's description."""
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any
+
+from desktop.core.ids import short_form
+from desktop.core.states import state_word
+from desktop.core.visible import one_line, visible
+
+FINISHED = ("done", "failed", "cancelled", "expired")
+
+
+@dataclass(frozen=True)
+class RowText:
+    head: str  # "R-07 · api · sarah"
+    pill: str  # "running 40%", "denied", "failed (exit 2)"
+    colour: str  # the pill's colour by name: running | done | failed | pending | ended
+    extra: str  # "2 min 04 s", "exit 1 · 12 s", "✓ 412 ✘ 2"
+    body: str  # the prompt's or the task's first line, shortened
+
+    @property
+    def plain(self) -> str:
+        """Both lines as text (the row's accessible text and tooltip)."""
+        first = " · ".join(part for part in (self.head, self.pill, self.extra) if part)
+        return f"{first}\n{self.body}"
+
+
+def request_text(request: dict[str, Any], today: date | None = None) -> RowText:
+    """A request; a prompt an agent sent to a session it started reads 'R-08 · S1 · via agent · Release checks
+    [claude-opus-4]' (the badge: the agent's model)."""
+    today = today or datetime.now(UTC).date()
+    session = request.get("session")
+    who = ["via agent", one_line(session["parent_title"], 60)] if session else [visible(request["requester"])]
+    head = " · ".join([short_form(request["id"], today), visible(request["agent"]), *who])
+    if request.get("via_model"):
+        head += f" [{visible(request['via_model'])}]"
+    word = state_word(request["state"], bool(request.get("denied")))
+    pill = word
+    if request["state"] == "running" and request.get("progress") is not None:
+        pill += f" {request['progress']:.0f}%"
+    extra = [f"exit {request['exit_code']}"] if request["state"] == "failed" and request.get("exit_code") else []
+    took = took_seconds(request.get("started_at"), request.get("ended_at"))
+    if request["state"] in FINISHED and took is not None:
+        extra.append(duration(took))
+    colour = {"approved": "running", "cancelled": "ended", "expired": "failed"}.get(request["state"], request["state"])
+    return RowText(head, pill, colour, " · ".join(extra), one_line(request.get("prompt", ""), 60))
+
+
+def task_text(task: dict[str, Any]) -> RowText:
+    """A background task: 'T3 · api', its status, its test chip, its description (or command)."""
+    chip, _ = test_chip(task.get("tests"))
+    colour = {"completed": "done", "failed": "failed"}.get(task.get("outcome") or "", "ended")
+    if task["state"] != "ended":
+        colour = "running"
+    took = took_seconds(task.get("started_at"), task.get("ended_at"))
+    extra = [chip] if chip else []
+    if task["state"] == "ended" and took is not None:
+        extra.append(duration(took))
+    head = " · ".join(part for part in (task["id"], visible(task["agent"] or "")) if part)
+    return RowText(head, task["status"], colour, " · ".join(extra),
+                   one_line(task["description"] or task["command"], 60))
+
+
+def test_chip(tests: dict[str, Any] | None) -> tuple[str, str]:
+    """('✓ 412 ✘ 2', 'pytest: 412 passed, 2 failed, 3 skipped'), or empty when no test run was seen."""
+    if not tests:
+        return "", ""
+    chip = f"✓ {tests['passed']}" + (f" ✘ {tests['failed']}" if tests["failed"] else "")
+    tip = f"{tests['runner']}: {tests['passed']} passed, {tests['failed']} failed, {tests['skipped']} skipped"
+    return chip, tip
+
+
+def took_seconds(started_at: str | None, ended_at: str | None) -> float | None:
+    if not started_at or not ended_at:
+        return None
+    return (datetime.fromisoformat(ended_at) - datetime.fromisoformat(started_at)).total_seconds()
+
+
+def duration(seconds: float) -> str:
+    """'4 s', '2 min 14 s', '1 h 05 min'."""
+    whole = max(0, round(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
