@@ -94,9 +94,15 @@ def test_a_click_on_the_notification_opens_the_card_whose_deny_answers(desktop: 
                 await until(lambda: row["id"] in app.cards and app.cards[row["id"]].isVisible(), 1.0)
                 break
         assert row["id"] in app.cards and app.cards[row["id"]].isVisible()
-        app.cards[row["id"]].deny.click()
-        assert (await wait_state(app, row["id"], "cancelled"))["timeline"][-1]["text"].startswith("denied")
-        await until(lambda: row["id"] not in app.cards)
+        card = app.cards[row["id"]]
+        assert card.deny.geometry().right() + 200 < card.approve.geometry().left(), "Deny apart from Approve"
+        screen = card.screen().availableGeometry()
+        assert abs(card.frameGeometry().center().x() - screen.center().x()) <= 3, "the card opens centred"
+        card.deny.click()
+        await until(lambda: row["id"] not in app.cards and not card.isVisible(), 2)  # answered, at once
+        assert (await app.api.get(f"/api/requests/{row['id']}")).json()["state"] == "pending", "Undo still can"
+        denied = await wait_state(app, row["id"], "cancelled")
+        assert denied["denied"] and denied["timeline"][-1]["text"] == "denied by owner"
 
     run(qloop, scenario())
 

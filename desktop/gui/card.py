@@ -9,10 +9,11 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QDialogButtonBox, QFormLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from desktop.core.ids import short_form
 from desktop.core.visible import visible
+from desktop.gui import style
 
 
 def time_left(expires_at: str | None, now: datetime) -> str:
@@ -32,7 +33,7 @@ def asked_when(created_at: str, now: datetime) -> str:
     asked = datetime.fromisoformat(created_at)
     minutes = int((now - asked).total_seconds() // 60)
     ago = "just now" if minutes < 1 else f"{minutes} min ago" if minutes < 60 else f"{minutes // 60} h ago"
-    return f"{asked.astimezone().strftime('%H:%M')} ({ago})"
+    return f"{style.when(created_at, now=now.astimezone())} ({ago})"
 
 
 class ApprovalCard(QWidget):
@@ -44,6 +45,7 @@ class ApprovalCard(QWidget):
         today = now().date()
         self.setWindowTitle(f"{short_form(self.request_id, today)} waits for your approval — Coxswain")
         self.resize(520, 420)
+        self._placed = False  # centred when first shown
 
         heading = QLabel(f"<b>{_rich(request['requester'])}</b> asks <b>{_rich(request['agent'])}</b>")
         heading.setTextFormat(Qt.TextFormat.RichText)
@@ -76,24 +78,32 @@ class ApprovalCard(QWidget):
         self.prompt = QPlainTextEdit(visible(request["prompt"]))
         self.prompt.setReadOnly(True)
 
-        buttons = QDialogButtonBox()
-        self.approve = buttons.addButton("Approve", QDialogButtonBox.ButtonRole.AcceptRole)
-        self.deny = buttons.addButton("Deny", QDialogButtonBox.ButtonRole.RejectRole)
+        self.deny = QPushButton("Deny")  # apart from Approve, at the other end: a slip does not deny
+        self.approve = QPushButton("Approve")
+        style.kind(self.deny, "danger")
+        style.kind(self.approve, "primary")
         self.approve.setDefault(True)
         self.approve.clicked.connect(lambda: act("approve", self.request_id))
         self.deny.clicked.connect(lambda: act("deny", self.request_id))
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.deny)
+        buttons.addStretch(1)
+        buttons.addWidget(self.approve)
 
         layout = QVBoxLayout(self)
         layout.addWidget(heading)
         layout.addLayout(form)
         layout.addWidget(QLabel("Prompt"))
         layout.addWidget(self.prompt, 1)
-        layout.addWidget(buttons)
+        layout.addLayout(buttons)
         self._ticker = QTimer(self)  # the time left counts down while the card is open, once a second
         self._ticker.setInterval(1000)
         self._ticker.timeout.connect(self._tick)
 
     def showEvent(self, event: Any) -> None:
+        if not self._placed:
+            self._placed = True
+            style.centre(self)
         self._tick()
         self._ticker.start()
         super().showEvent(event)
