@@ -44,7 +44,8 @@ def test_a_cancel_shows_everywhere_within_a_second(desktop: Any, qloop: Any) -> 
         await until(lambda: app.tray.shown.state == "running" and " running" in row_text(console, row["id"]), 10)
         await app.open_console(("request", row["id"]))
         await until(lambda: "go" in console.view.toPlainText() and console.stop_button.isVisible(), 10)
-        assert app.tray.toolTip().startswith(f"Coxswain: working\n{short} · shell")
+        assert app.tray.toolTip().startswith(f"Coxswain: 1 running\n{short} · shell · owner · ")
+        assert len(app.tray.toolTip().splitlines()) == 2, "a request's own turn is no background task"
         cancel = next(v for k, v in actions(app.tray.menu).items() if k.startswith(short) and k.endswith("Cancel"))
         with app.daemon.events.subscribe() as events:
             cancel.trigger()
