@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QAction, QFontMetrics
+from PySide6.QtGui import QAction, QFontMetrics, QIcon
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from desktop.core.visible import markup, menu_label, visible
@@ -49,14 +49,18 @@ class Tray(QSystemTrayIcon):
         self._ticker.setInterval(RETIP_MS)
         self._ticker.timeout.connect(self._retip)
         self._rooms = ("", 0, 0)  # (the menu's font, _room() in it)
+        self._icon: QIcon | None = None
         self.show_summary(TraySummary("starting", 0, None, []))
 
     def show_summary(self, summary: TraySummary) -> None:
         self.shown = summary
-        self.setIcon(self.pictures.icon(summary.activity, summary.progress, summary.waiting))
+        if (icon := self.pictures.icon(summary.activity, summary.progress, summary.waiting)) is not self._icon:
+            self._icon = icon  # the same picture is not sent to the tray again
+            self.setIcon(icon)
         self._retip()
         if any(e.started is not None and e.state != "pending" for e in summary.entries):
-            self._ticker.start()
+            if not self._ticker.isActive():
+                self._ticker.start()
         else:
             self._ticker.stop()
         self._menu_stale = self.menu.isVisible()
@@ -84,14 +88,13 @@ class Tray(QSystemTrayIcon):
         # exported over D-Bus, Qt hands it to the notification server as it is, and that reads the body as markup;
         # Qt's own balloon (a label set to plain text) and the native ones on Windows and macOS show plain text
         self.showMessage(visible(title), markup(message) if self.dbusmenu else visible(message),
-                         self.pictures.glyphs["waiting"], 15000)
+                         self.pictures.glyph("waiting"), 15000)
 
     def _fill_menu(self, summary: TraySummary) -> None:
         """The menu, each label shortened to what fits in MENU_WIDTH."""
-        plain, submenu = self._room()
         self.menu.clear()
         status = summary.status
-        self.status_action.setText(self._fit(status[:1].upper() + status[1:], plain))
+        self.status_action.setText(self._fit(status[:1].upper() + status[1:], submenu=False))
         self.menu.addAction(self.status_action)
         waiting = [e for e in summary.entries if e.state == "pending"]
         running = [e for e in summary.entries if e.kind == "request" and e.state == "running"]
@@ -102,7 +105,7 @@ class Tray(QSystemTrayIcon):
             if entries:
                 self.menu.addSection(title)
             for entry in entries[:shown]:
-                self._entry(entry, submenu)
+                self._entry(entry)
             if len(entries) > shown:
                 more = self.menu.addAction(f"{len(entries) - shown} more in the console…")
                 more.triggered.connect(self.console_action.trigger)
@@ -133,8 +136,8 @@ class Tray(QSystemTrayIcon):
             self._rooms = (font, rooms[0], rooms[1])
         return self._rooms[1], self._rooms[2]
 
-    def _entry(self, entry: Entry, width: int) -> None:
-        item = self.menu.addMenu(self._fit(entry.label(), width, entry))
+    def _entry(self, entry: Entry) -> None:
+        item = self.menu.addMenu(self._fit(entry.label(), submenu=True, entry=entry))
         if entry.state == "pending":
             self._action(item, "Approve", "approve", entry.item_id)
             self._action(item, "Deny", "deny", entry.item_id)
@@ -149,10 +152,15 @@ class Tray(QSystemTrayIcon):
             else:
                 self._action(item, "Stop", "stop_task", entry.item_id)
 
-    def _fit(self, text: str, width: int, entry: Entry | None = None) -> str:
-        """The menu's label for `text`, no wider than `width` px in the menu's font: an entry's prompt is shortened
-        (it says so with '…'); a label still too wide (its names alone) is cut at its end."""
-        metrics = QFontMetrics(self.menu.font())
+    def _fit(self, text: str, submenu: bool, entry: Entry | None = None) -> str:
+        """The menu's label for `text`, no wider than the menu's room allows in its font: an entry's prompt is
+        shortened (it says so with '…'); a label still too wide (its names alone) is cut at its end. A status line
+        short enough to fit is not measured (measuring loads the fonts: 3 MB more for an idle app)."""
+        font = self.menu.font()
+        em = font.pixelSize() if font.pixelSize() > 0 else font.pointSizeF() * self.menu.logicalDpiY() / 72
+        if entry is None and len(text) * 1.5 * em <= MENU_WIDTH - 120:  # our own words: none wider than 1.5 em
+            return menu_label(text, self.dbusmenu)
+        metrics, width = QFontMetrics(font), self._room()[submenu]
         if entry is not None:
             for characters in range(50, 3, -1):
                 if metrics.horizontalAdvance(text := entry.label(characters)) <= width:

@@ -3,13 +3,15 @@ for what the agents do (idle; running as a ring that fills with the progress; pa
 wait for the owner, a red badge with their count beside the glyph, not over it. Every colour reads on a light panel
 and on a dark one (3:1 or more against #f5f5f5 and #202020); the glyphs are resources/tray-*.svg."""
 
-from PySide6.QtCore import QRect, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPen, QPixmap
+from collections.abc import Callable
+
+from PySide6.QtCore import QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QIcon, QIconEngine, QPainter, QPen, QPixmap
 
 from desktop.resources import resource
 
 GLYPHS = ("idle", "running", "paused", "failed", "waiting")  # waiting: the notifications' and the balloon's picture
-SIZES = (16, 22, 24, 32, 48, 64)
+SIZES = (16, 22, 24, 32, 48, 64)  # what a tray that asks which sizes there are is told (the SNI hosts)
 BADGE = "#dc2626"
 TRACK, PROGRESS = "#808080", "#1d7bd8"  # the ring's empty part and its filled part
 RING_RADIUS, RING_WIDTH = 24 / 64, 10 / 64  # of the glyph's side, as in tray-running.svg
@@ -19,17 +21,23 @@ BADGE_CORNER, BADGE_RADIUS, PILL_WIDTH = 1.0, 0.24, 0.52  # the badge's bottom r
 
 class Pictures:
     def __init__(self) -> None:
-        self.glyphs = {name: QIcon(str(resource(f"tray-{name}.svg"))) for name in GLYPHS}
+        self._glyphs: dict[str, QIcon] = {}
         self._made: tuple[str, int | None, int] | None = None
         self._icon = QIcon()
 
+    def glyph(self, name: str) -> QIcon:
+        """One of resources/tray-*.svg (read when first wanted)."""
+        if name not in self._glyphs:
+            self._glyphs[name] = QIcon(str(resource(f"tray-{name}.svg")))
+        return self._glyphs[name]
+
     def icon(self, activity: str, progress: float | None, waiting: int) -> QIcon:
-        """The picture for the summary's activity, its progress (0 to 100) if known, and how many wait."""
+        """The picture for the summary's activity, its progress (0 to 100) if known, and how many wait; drawn at a
+        size when the tray asks for it."""
         made = (activity if activity in GLYPHS else "idle", None if progress is None else round(progress), waiting)
-        if made != self._made:  # the same picture again is not drawn (nor sent to the tray) again
-            self._made, self._icon = made, QIcon()
-            for size in SIZES:
-                self._icon.addPixmap(self._draw(size, *made))
+        if made != self._made:  # the same picture is not made again
+            self._made = made
+            self._icon = QIcon(_Drawn(lambda size: self._draw(size, *made)))
         return self._icon
 
     def _draw(self, size: int, activity: str, progress: int | None, waiting: int) -> QPixmap:
@@ -41,11 +49,36 @@ class Pictures:
         if activity == "running" and progress is not None:
             _ring(painter, side, min(max(progress, 0), 100))
         else:
-            self.glyphs[activity].paint(painter, QRect(0, 0, side, side))
+            self.glyph(activity).paint(painter, QRect(0, 0, side, side))
         if waiting:
             _badge(painter, size, waiting)
         painter.end()
         return picture
+
+
+class _Drawn(QIconEngine):
+    """An icon drawn at the size asked for, each size once (an icon nobody shows is never drawn)."""
+
+    def __init__(self, draw: Callable[[int], QPixmap]) -> None:
+        super().__init__()
+        self._draw = draw
+        self._drawn: dict[int, QPixmap] = {}
+
+    def pixmap(self, size: QSize, mode: QIcon.Mode, state: QIcon.State) -> QPixmap:
+        side = max(min(size.width(), size.height()), 1)
+        if side not in self._drawn:
+            self._drawn[side] = self._draw(side)
+        return self._drawn[side]
+
+    def paint(self, painter: QPainter, rect: QRect, mode: QIcon.Mode, state: QIcon.State) -> None:
+        painter.drawPixmap(rect, self.pixmap(rect.size(), mode, state))
+
+    def availableSizes(self, mode: QIcon.Mode = QIcon.Mode.Normal,
+                       state: QIcon.State = QIcon.State.Off) -> list[QSize]:
+        return [QSize(side, side) for side in SIZES]
+
+    def clone(self) -> QIconEngine:
+        return _Drawn(self._draw)
 
 
 def _ring(painter: QPainter, side: int, progress: int) -> None:
