@@ -64,7 +64,7 @@ def test_the_rooms_address_qr_code_and_network_address(desktop: Any, qloop: Any)
 
         panel.listen.setCurrentText("the-office")
         await panel.save_choice()
-        assert panel.status.text() == ("room_address: 'the-office' is not an IP address "
+        assert panel.status.text() == ("Address: 'the-office' is not an IP address "
                                        "(or 'loopback': this computer only)")
         panel.listen.setCurrentText("loopback")
         await panel.save_choice()
