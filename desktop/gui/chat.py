@@ -5,12 +5,12 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
+from desktop.gui.form import look, say, status
 from desktop.gui.work import Work
 
 if TYPE_CHECKING:
     import httpx
 
-ERROR = "color: #b91c1c;"
 FIELDS = {"slack": (("app_token", "App token (xapp-…)"), ("bot_token", "Bot token (xoxb-…)")),
           "feishu": (("app_id", "App ID (cli_…)"), ("app_secret", "App secret"))}
 
@@ -19,9 +19,10 @@ class ChatPanel(QWidget):
     def __init__(self, api: "httpx.AsyncClient", work: Work) -> None:
         super().__init__()
         self._api, self.work = api, work
+        self._configured: set[str] = set()  # the chats connected, or set up and not connected (yet)
         form = QFormLayout(self)
-        self.state = QLabel("No chat connected.")
-        self.state.setWordWrap(True)
+        self.state = status()
+        self.state.setText("No chat connected.")
         form.addRow(self.state)
         form.addRow(QLabel("<b>Connect a chat</b>"))
         self.kind = QComboBox()
@@ -36,6 +37,7 @@ class ChatPanel(QWidget):
                 self.fields[name].setEchoMode(QLineEdit.EchoMode.Password)
             self._labels[name] = QLabel(label)
             form.addRow(self._labels[name], self.fields[name])
+            self.fields[name].textChanged.connect(self._enable)
         self.channel = QLineEdit()
         self.channel.setPlaceholderText("where threads of requests sent from elsewhere go (optional)")
         form.addRow("Channel", self.channel)
@@ -43,8 +45,11 @@ class ChatPanel(QWidget):
         self.connect_button, self.remove_button = QPushButton("Connect"), QPushButton("Disconnect")
         self.connect_button.clicked.connect(lambda: self.work.start(self.connect_chat()))
         self.remove_button.clicked.connect(lambda: self.work.start(self.remove_chat()))
+        look(self.remove_button, "danger")
         buttons.addWidget(self.connect_button)
+        buttons.addSpacing(24)  # Disconnect apart from Connect
         buttons.addWidget(self.remove_button)
+        buttons.addStretch(1)
         form.addRow(buttons)
         form.addRow(QLabel("<b>Who is who</b>"))
         who = QHBoxLayout()
@@ -53,11 +58,11 @@ class ChatPanel(QWidget):
         self.person.setPlaceholderText("person (or owner)")
         self.map_button = QPushButton("Save")
         self.map_button.clicked.connect(lambda: self.work.start(self.map_person()))
+        self.chat_user.textChanged.connect(self._enable)
         for widget in (self.chat_user, self.person, self.map_button):
             who.addWidget(widget)
         form.addRow(who)
-        self.status = QLabel()
-        self.status.setWordWrap(True)
+        self.status = status()
         form.addRow(self.status)
         self.base_url = ""  # another API address (tests); not shown
         self._show_fields(self.kind.currentText())
@@ -67,9 +72,19 @@ class ChatPanel(QWidget):
             shown = any(name == key for key, _ in FIELDS[kind])
             field.setVisible(shown)
             self._labels[name].setVisible(shown)
+        self._enable()
+
+    def _enable(self) -> None:
+        """Connect: the chat's fields filled. Disconnect: that chat set up. Save: a chat user of a chat set up."""
+        kind = self.kind.currentText()
+        self.connect_button.setEnabled(all(self.fields[name].text().strip() for name, _ in FIELDS[kind]))
+        self.remove_button.setEnabled(kind in self._configured)
+        self.map_button.setEnabled(kind in self._configured and bool(self.chat_user.text().strip()))
 
     async def load(self) -> None:
         rows = (await self._api.get("/api/connectors")).json()
+        self._configured = {row["name"] for row in rows}
+        self._enable()
         lines = []
         for row in rows:
             state = "connected" if row["connected"] else "not connected" + (
@@ -85,9 +100,8 @@ class ChatPanel(QWidget):
                 **{name: self.fields[name].text().strip() for name, _ in FIELDS[kind]}}
         answer = await self._api.post("/api/connectors", json=body)
         failed = answer.status_code >= 400
-        self.status.setStyleSheet(ERROR if failed else "")
-        self.status.setText(answer.json().get("error", "") if failed else
-                            f"Connected to {answer.json()['connected_to']}.")
+        say(self.status, answer.json().get("error", "") if failed else f"Connected to {answer.json()['connected_to']}.",
+            failed=failed)
         if not failed:
             for name, _ in FIELDS[kind]:
                 if name != "app_id":
@@ -96,15 +110,14 @@ class ChatPanel(QWidget):
 
     async def remove_chat(self) -> None:
         answer = await self._api.post(f"/api/connectors/{self.kind.currentText()}/remove", json={})
-        self.status.setStyleSheet(ERROR if answer.status_code >= 400 else "")
-        self.status.setText(answer.json().get("error", f"Disconnected {self.kind.currentText()}."))
+        say(self.status, answer.json().get("error", f"Disconnected {self.kind.currentText()}."),
+            failed=answer.status_code >= 400)
         await self.load()
 
     async def map_person(self) -> None:
         body = {"chat_user": self.chat_user.text().strip(), "person": self.person.text().strip() or None}
         answer = await self._api.post(f"/api/connectors/{self.kind.currentText()}/people", json=body)
         failed = answer.status_code >= 400
-        self.status.setStyleSheet(ERROR if failed else "")
-        self.status.setText(answer.json().get("error", "") if failed else
-                            f"{body['chat_user']} is {body['person'] or 'nobody now'}.")
+        say(self.status, answer.json().get("error", "") if failed else
+            f"{body['chat_user']} is {body['person'] or 'nobody now'}.", failed=failed)
         await self.load()

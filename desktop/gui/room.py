@@ -10,15 +10,26 @@ import segno
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QPixmap
 from PySide6.QtNetwork import QAbstractSocket, QNetworkInterface
-from PySide6.QtWidgets import QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
+from desktop.gui.form import bottom_bar, labelled, say, status
 from desktop.gui.work import Work
 
 if TYPE_CHECKING:
     import httpx
 
-ERROR = "color: #b91c1c;"
 LOOPBACK = "loopback"
+LABELS = {"room_address": "Address", "room_port": "HTTPS port", "room_certificate": "Certificate"}
 
 
 def qr_pixmap(text: str, scale: int = 5) -> QPixmap:
@@ -43,7 +54,8 @@ class RoomPanel(QWidget):
         self._api, self.work = api, work
         self.shown_url = ""
         self._sign_in_after_save = False  # asked on loopback: the code shows once an address is saved
-        form = QFormLayout(self)
+        self._saved: dict[str, str] = {}  # the address, port and certificate as the daemon has them
+        form = QFormLayout()
         self.address = QLabel()
         self.address.setTextInteractionFlags(self.address.textInteractionFlags().TextSelectableByMouse)
         self.address.setStyleSheet("font-size: 15px; font-weight: 600;")
@@ -51,8 +63,7 @@ class RoomPanel(QWidget):
         self.qr = QLabel()
         self.qr.setToolTip("Point the phone's camera at it")
         form.addRow(self.qr)
-        self.about = QLabel()
-        self.about.setWordWrap(True)
+        self.about = status()
         form.addRow(self.about)
         buttons = QHBoxLayout()
         self.copy = QPushButton("Copy address")
@@ -64,15 +75,16 @@ class RoomPanel(QWidget):
         self.phone.clicked.connect(lambda: self.work.start(self.sign_in_phone()))
         for button in (self.copy, self.open, self.phone):
             buttons.addWidget(button)
+        buttons.addStretch(1)
         form.addRow(buttons)
 
         form.addRow(QLabel("<b>Open the room to</b>"))
         self.listen = QComboBox()
         self.listen.setEditable(True)  # a tailnet address may not be listed yet
         self.listen.setToolTip("'loopback': this computer only. Any other address is served over HTTPS only.")
-        form.addRow("Address", self.listen)
+        form.addRow(LABELS["room_address"], self.listen)
         self.port = QLineEdit()
-        form.addRow("HTTPS port", self.port)
+        form.addRow(LABELS["room_port"], self.port)
         certificate = QHBoxLayout()
         self.certificate = QLineEdit()
         self.certificate.setToolTip("'generated': the daemon makes its own; or a PEM file with certificate and key")
@@ -80,21 +92,37 @@ class RoomPanel(QWidget):
         browse.clicked.connect(self._choose_certificate)
         certificate.addWidget(self.certificate)
         certificate.addWidget(browse)
-        form.addRow("Certificate", certificate)
+        form.addRow(LABELS["room_certificate"], certificate)
         self.save = QPushButton("Save")
         self.save.clicked.connect(lambda: self.work.start(self.save_choice()))
-        self.status = QLabel()
-        self.status.setWordWrap(True)
-        form.addRow(self.save, self.status)
+        self.status = status()
+        self.listen.currentTextChanged.connect(self._changed)
+        self.port.textChanged.connect(self._changed)
+        self.certificate.textChanged.connect(self._changed)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addStretch(1)
+        layout.addLayout(bottom_bar(self.status, self.save))
+        self._changed()
 
     async def load(self) -> None:
         settings = (await self._api.get("/api/settings")).json()
+        self._saved = {key: settings[key] for key in LABELS}
         self.listen.clear()
         self.listen.addItems([LOOPBACK, *machine_addresses()])
         self.listen.setCurrentText(settings["room_address"])
         self.port.setText(settings["room_port"])
         self.certificate.setText(settings["room_certificate"])
         self.show_room((await self._api.get("/api/room")).json())
+        self._changed()
+
+    def _wanted(self) -> dict[str, str]:
+        return {"room_port": self.port.text().strip(), "room_certificate": self.certificate.text().strip(),
+                "room_address": self.listen.currentText().strip()}  # the address last: it restarts the listener
+
+    def _changed(self) -> None:
+        """Save is there to press only while the choice differs from what is saved."""
+        self.save.setEnabled(self._wanted() != self._saved)
 
     def show_room(self, room: dict[str, Any]) -> None:
         self.shown_url = room["url"] or room["local_url"]
@@ -108,8 +136,7 @@ class RoomPanel(QWidget):
                      "addresses below (the room is then served there over HTTPS).")
         if room["problem"]:
             about = f"{room['problem']}\n{about}"
-        self.about.setStyleSheet(ERROR if room["problem"] else "")
-        self.about.setText(about)
+        say(self.about, about, failed=bool(room["problem"]))
 
     async def sign_in_phone(self) -> None:
         if (await self._api.get("/api/room")).json()["url"] is None:
@@ -118,40 +145,38 @@ class RoomPanel(QWidget):
         self._sign_in_after_save = False
         answer = await self._api.post("/api/room/link", json={"person": "owner"})
         if answer.status_code >= 400:
-            self.about.setText(answer.json().get("error", answer.text))
+            say(self.about, str(answer.json().get("error", answer.text)), failed=True)
             return
         link = answer.json()
         self.qr.setPixmap(qr_pixmap(link["url"]))
-        self.about.setStyleSheet("")
-        self.about.setText("Scan this with your phone to sign in as you. It works once, for 15 minutes; "
-                           "don't share it.")
+        say(self.about, "Scan this with your phone to sign in as you. It works once, for 15 minutes; don't share it.")
 
     def _offer_address(self) -> None:
         """On loopback a sign-in code would hold 127.0.0.1, which a phone opens on itself: say so, and open the list
         of this computer's addresses instead (once one is saved, the code shows)."""
         addresses = machine_addresses()
         self.qr.clear()  # the address's own code would not open on a phone either
-        self.about.setStyleSheet("")
         if not addresses:
-            self.about.setText(f"A phone cannot open {self.shown_url}: that address is this computer only, and this "
-                               "computer has no other address now. Join a network, then choose its address below.")
+            say(self.about, f"A phone cannot open {self.shown_url}: that address is this computer only, and this "
+                "computer has no other address now. Join a network, then choose its address below.")
             return
         self._sign_in_after_save = True
-        self.about.setText(f"A phone cannot open {self.shown_url}: that address is this computer only. Choose one "
-                           "of this computer's addresses below and Save; the sign-in code for your phone shows then.")
+        say(self.about, f"A phone cannot open {self.shown_url}: that address is this computer only. Choose one of this "
+            "computer's addresses below and Save; the sign-in code for your phone shows then.")
         self.listen.setFocus()
         self.listen.showPopup()
 
     async def save_choice(self) -> None:
+        """The address, port and certificate as chosen; what the daemon refuses is said by its label."""
+        self.save.setEnabled(False)
         current = (await self._api.get("/api/settings")).json()
-        wanted = {"room_port": self.port.text().strip(), "room_certificate": self.certificate.text().strip(),
-                  "room_address": self.listen.currentText().strip()}  # the address last: it restarts the listener
+        wanted = self._wanted()
         problems = []
         for key, value in wanted.items():
             if value != current[key]:
                 answer = await self._api.post("/api/settings", json={"key": key, "value": value})
                 if answer.status_code >= 400:
-                    problems.append(str(answer.json().get("error", answer.text)))
+                    problems.append(labelled(str(answer.json().get("error", answer.text)), LABELS))
         room = (await self._api.get("/api/room")).json()
         for _ in range(50):  # the daemon starts or stops the HTTPS listener just after the change
             if (room["url"] is not None) == (wanted["room_address"] != LOOPBACK) or room["problem"]:
@@ -159,8 +184,10 @@ class RoomPanel(QWidget):
             await asyncio.sleep(0.1)
             room = (await self._api.get("/api/room")).json()
         self.show_room(room)
-        self.status.setStyleSheet(ERROR if problems else "")
-        self.status.setText("\n".join(problems) or "Saved.")
+        settings = (await self._api.get("/api/settings")).json()
+        self._saved = {key: settings[key] for key in LABELS}
+        say(self.status, "\n".join(problems) or "Saved.", failed=bool(problems))
+        self._changed()
         if self._sign_in_after_save and room["url"] and not problems:
             await self.sign_in_phone()
 
