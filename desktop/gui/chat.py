@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
-from desktop.gui.form import look, say, status
+from desktop.gui.form import heading, look, say, status
 from desktop.gui.work import Work
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ class ChatPanel(QWidget):
         self.state = status()
         self.state.setText("No chat connected.")
         form.addRow(self.state)
-        form.addRow(QLabel("<b>Connect a chat</b>"))
+        form.addRow(heading("Connect a chat"))
         self.kind = QComboBox()
         self.kind.addItems(list(FIELDS))
         self.kind.currentTextChanged.connect(self._show_fields)
@@ -51,7 +51,7 @@ class ChatPanel(QWidget):
         buttons.addWidget(self.remove_button)
         buttons.addStretch(1)
         form.addRow(buttons)
-        form.addRow(QLabel("<b>Who is who</b>"))
+        form.addRow(heading("Who is who"))
         who = QHBoxLayout()
         self.chat_user, self.person = QLineEdit(), QLineEdit()
         self.chat_user.setPlaceholderText("chat user ID (Slack U…, Feishu ou_…)")

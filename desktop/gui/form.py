@@ -34,6 +34,13 @@ def status() -> QLabel:
     return label
 
 
+def heading(text: str) -> QLabel:
+    """A section's title: bold, with room above it."""
+    label = QLabel(f"<b>{text}</b>")
+    label.setContentsMargins(0, 10, 0, 0)
+    return label
+
+
 def say(label: QLabel, text: str, failed: bool = False) -> None:
     label.setText(text)
     style.kind(label, "error" if failed else "")

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.gui.form import bottom_bar, labelled, say, status
+from desktop.gui.form import bottom_bar, heading, labelled, say, status
 from desktop.gui.work import Work
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class RoomPanel(QWidget):
         buttons.addStretch(1)
         form.addRow(buttons)
 
-        form.addRow(QLabel("<b>Open the room to</b>"))
+        form.addRow(heading("Open the room to"))
         self.listen = QComboBox()
         self.listen.setEditable(True)  # a tailnet address may not be listed yet
         self.listen.setToolTip("'loopback': this computer only. Any other address is served over HTTPS only.")

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from desktop.gui import style
 from desktop.gui.agents import AgentsPanel
 from desktop.gui.chat import ChatPanel
-from desktop.gui.form import bottom_bar, labelled, say, status
+from desktop.gui.form import bottom_bar, heading, labelled, say, status
 from desktop.gui.people import PeoplePanel
 from desktop.gui.room import RoomPanel
 from desktop.gui.work import Work
@@ -100,9 +100,7 @@ class SettingsWindow(QWidget):
         self.start_at_login = QCheckBox("Start Coxswain when I log in")
         for box in (self.keep_awake, self.agent_sessions, self.start_at_login):
             form.addRow(box)
-        heading = QLabel("<b>Notify me when</b>")
-        heading.setContentsMargins(0, 10, 0, 0)
-        form.addRow(heading)
+        form.addRow(heading("Notify me when"))
         self.notices = {kind: QCheckBox(label) for kind, label in NOTICES}
         for box in self.notices.values():
             form.addRow(box)
