@@ -153,6 +153,7 @@ def test_times_and_switches_are_saved_or_refused_in_words(desktop: Any, qloop: A
 
 
 def test_agents_are_added_changed_and_removed(desktop: Any, qloop: Any, tmp_path: Path) -> None:
+    from desktop.gui import style
     from desktop.runtimes import RUNTIME_NAMES, builtin_runtimes
 
     app, _ = desktop
@@ -167,6 +168,8 @@ def test_agents_are_added_changed_and_removed(desktop: Any, qloop: Any, tmp_path
         assert [panel.runtime.itemText(i) for i in range(panel.runtime.count())] == [
             "Claude Code", "Codex", "Copilot CLI", "Gemini CLI", "Shell"]
         assert cell(panel.table, 0, 1) == "Shell"
+        status = panel.table.item(0, 4)
+        assert status is not None and status.foreground().color() == QColor(style.colours().ok), "ready in green"
         assert not panel.remove.isEnabled() and not panel.change.isEnabled(), "no agent chosen"
         assert not red(panel.remove) and not filled(panel.change)
         assert not panel.add.isEnabled(), "no name yet"
@@ -203,6 +206,7 @@ def test_agents_are_added_changed_and_removed(desktop: Any, qloop: Any, tmp_path
         await until(lambda: "absolute path" in panel.status.text())
         assert panel.status.property("kind") == "error"
         assert panel.table.selectionModel().isRowSelected(0), "still chosen after a refusal"
+        assert panel.folder.text() == "relative/folder", "what was refused stays as typed"
         panel.remove.click()
         await until(lambda: panel.table.rowCount() == 1)
         assert [a["name"] for a in (await app.api.get("/api/agents")).json()] == ["shell"]

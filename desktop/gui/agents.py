@@ -79,8 +79,9 @@ class AgentsPanel(QWidget):
                 self.runtime.addItem(runtime_name(runtime), runtime)
         await self._load_rows()
 
-    async def _load_rows(self, choose: str | None = None) -> None:
-        """The table again, the agent `choose` (else the one chosen before) still chosen if it is there."""
+    async def _load_rows(self, choose: str | None = None, keep_form: bool = False) -> None:
+        """The table again, the agent `choose` (else the one chosen before) still chosen if it is there, and the
+        form showing it (`keep_form`: as typed, after a refusal)."""
         before = self._chosen_agent()
         choose = choose or (before["name"] if before else None)
         self._rows = (await self._api.get("/api/agents")).json()
@@ -92,11 +93,14 @@ class AgentsPanel(QWidget):
         for row, agent in enumerate(self._rows):
             if item := self.table.item(row, COLUMNS.index("Status")):
                 item.setForeground(QColor(colours.ok if agent["status"] == "ready" else colours.warn))
-        self.table.blockSignals(False)
         names = [a["name"] for a in self._rows]
         if choose in names:
             self.table.selectRow(names.index(choose))
-        self._enable()
+        self.table.blockSignals(False)
+        if keep_form:
+            self._enable()
+        else:
+            self._chosen()
 
     def _chosen_agent(self) -> dict[str, Any] | None:
         row = chosen_row(self.table)
@@ -142,7 +146,7 @@ class AgentsPanel(QWidget):
         added = "name" in body
         say(self.status, str(answer.json().get("error")) if failed else
             f"Added {body['name']}." if added else "Saved.", failed=failed)
-        await self._load_rows(choose=body["name"] if added and not failed else None)
+        await self._load_rows(choose=body["name"] if added and not failed else None, keep_form=failed)
 
     async def _remove(self) -> None:
         agent = self._chosen_agent()
@@ -151,10 +155,10 @@ class AgentsPanel(QWidget):
         answer = await self._api.post(f"/api/agents/{agent['name']}/remove", json={})
         failed = answer.status_code >= 400
         say(self.status, str(answer.json().get("error")) if failed else f"Removed {agent['name']}.", failed=failed)
-        await self._load_rows()
         if not failed:
             for field in (self.name, self.folder, self.model):
                 field.clear()
+        await self._load_rows()
 
 
 def _status(agent: dict[str, Any]) -> str:
