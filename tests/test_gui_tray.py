@@ -11,6 +11,7 @@ import pytest
 
 from desktop.gui.summary import summarize
 from tests.daemon_process import DaemonProcess
+from tests.gui_fixture import SHOTS
 
 TODAY = date(2026, 11, 29)
 NOW = datetime(2026, 11, 29, 15, 0, tzinfo=UTC)
@@ -78,6 +79,10 @@ def test_the_menu_starts_with_the_status_and_lists_what_waits_runs_and_works_in_
     assert waiting_09 == "R-09 · api · ana: rename the config flag"
     assert running == "R-07 · api · sarah · 60%: fix the flaky login test"
     assert (task, stopping) == ("T3 · api: npm test", "T4 · web: vite --port 5173")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    tray.menu.adjustSize()  # as when it opens
+    shot = tray.menu.grab()
+    assert shot.width() <= 400 and shot.save(str(SHOTS / "tray-menu-entries.png"))
 
     shown = actions(tray.menu)
     assert [path.split(" / ")[1] for path in shown if path.startswith(waiting_08)] == ["Approve", "Deny", "Review…"]
@@ -311,6 +316,7 @@ def test_running_is_a_ring_that_fills_with_the_progress_not_a_play_sign(picture:
 def test_running_paused_idle_and_failed_are_different_pictures(picture: Callable[..., Any]) -> None:
     """Not the same disc with a different little mark: most of the picture differs, on either panel."""
     names = ["running", "paused", "idle", "failed"]
+    sheet(picture, [*PICTURES])
     for panel in (LIGHT, DARK):
         images = {name: on_panel(picture(name), panel) for name in names}
         for i, a in enumerate(names):
@@ -318,6 +324,22 @@ def test_running_paused_idle_and_failed_are_different_pictures(picture: Callable
                 differ = sum(1 for row_a, row_b in zip(images[a], images[b], strict=True)
                              for pa, pb in zip(row_a, row_b, strict=True) if distance(pa, pb) > 60)
                 assert differ >= SIDE * SIDE // 4, f"{a} and {b} on {panel}: only {differ} pixels differ"
+
+
+def sheet(picture: Callable[..., Any], names: list[str]) -> None:
+    """Every picture at 22 px on both panels, four times larger, for a person to look at."""
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    cell = SIDE + 8
+    image = QImage(cell * len(names), cell * 2, QImage.Format.Format_RGB32)
+    painter = QPainter(image)
+    for row, panel in enumerate((LIGHT, DARK)):
+        painter.fillRect(0, row * cell, image.width(), cell, QColor(panel))
+        for column, name in enumerate(names):
+            painter.drawImage(column * cell + 4, row * cell + 4, picture(name))
+    painter.end()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    image.scaled(image.width() * 4, image.height() * 4).save(str(SHOTS / "tray-icons-22px.png"))
 
 
 def distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
