@@ -132,7 +132,8 @@ class Tray(QSystemTrayIcon):
                     probe.addMenu(text)
                 else:
                     probe.addAction(text)
-                rooms.append(MENU_WIDTH - probe.sizeHint().width() + QFontMetrics(probe.font()).horizontalAdvance(text))
+                margins = probe.sizeHint().width() - QFontMetrics(probe.font()).horizontalAdvance(text)
+                rooms.append(MENU_WIDTH - margins - 4)  # (the menu rounds some widths up)
             self._rooms = (font, rooms[0], rooms[1])
         return self._rooms[1], self._rooms[2]
 
