@@ -335,3 +335,32 @@ def test_chat_buttons_wait_for_what_they_need(desktop: Any, qloop: Any) -> None:
         shot(window, panel, "settings-chat.png")
 
     run(qloop, scenario())
+
+
+def test_dark_settings_follow_the_system(desktop: Any, qloop: Any, qapp: Any, monkeypatch: Any) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QPalette
+
+    from desktop.gui import style
+
+    app, _ = desktop
+
+    async def scenario() -> None:
+        window = await app.open_settings()
+        panel = window.agents
+        monkeypatch.setattr(style, "dark", lambda: True)
+        qapp.styleHints().colorSchemeChanged.emit(Qt.ColorScheme.Dark)
+        try:
+            await until(lambda: qapp.palette().color(QPalette.ColorRole.Window) == QColor(style.DARK.bg), 5)
+            status = panel.table.item(0, 4)
+            assert status is not None and status.foreground().color() == QColor(style.DARK.ok), "ready, in dark green"
+            panel.table.selectRow(0)
+            assert red(panel.remove)
+            shot(window, panel, "settings-agents-dark.png")
+            shot(window, window.tabs.widget(0), "settings-general-dark.png")
+        finally:
+            monkeypatch.setattr(style, "dark", lambda: False)
+            qapp.styleHints().colorSchemeChanged.emit(Qt.ColorScheme.Light)
+            await until(lambda: qapp.palette().color(QPalette.ColorRole.Window) == QColor(style.LIGHT.bg), 5)
+
+    run(qloop, scenario())

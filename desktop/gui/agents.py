@@ -3,6 +3,7 @@ form to add one, change the chosen one or remove it."""
 
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QEvent
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
@@ -89,10 +90,7 @@ class AgentsPanel(QWidget):
         self.table.clearSelection()
         fill(self.table, [(a["name"], runtime_name(a["runtime"]), a["folder"], _model(a), _status(a))
                           for a in self._rows])
-        colours = style.colours()
-        for row, agent in enumerate(self._rows):
-            if item := self.table.item(row, COLUMNS.index("Status")):
-                item.setForeground(QColor(colours.ok if agent["status"] == "ready" else colours.warn))
+        self._colour_status()
         names = [a["name"] for a in self._rows]
         if choose in names:
             self.table.selectRow(names.index(choose))
@@ -101,6 +99,18 @@ class AgentsPanel(QWidget):
             self._enable()
         else:
             self._chosen()
+
+    def _colour_status(self) -> None:
+        """Ready in green, what a runtime misses in amber (again when the system turns light or dark)."""
+        colours = style.colours()
+        for row, agent in enumerate(self._rows):
+            if item := self.table.item(row, COLUMNS.index("Status")):
+                item.setForeground(QColor(colours.ok if agent["status"] == "ready" else colours.warn))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._colour_status()
+        super().changeEvent(event)
 
     def _chosen_agent(self) -> dict[str, Any] | None:
         row = chosen_row(self.table)
