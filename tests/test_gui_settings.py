@@ -358,6 +358,11 @@ def test_dark_settings_follow_the_system(desktop: Any, qloop: Any, qapp: Any, mo
             assert red(panel.remove)
             shot(window, panel, "settings-agents-dark.png")
             shot(window, window.tabs.widget(0), "settings-general-dark.png")
+            box = window.keep_awake
+            box.setChecked(False)
+            picture = box.grab().toImage()  # an unticked box is drawn, its outline apart from the window
+            outline = QColor(style.DARK.muted)
+            assert any(picture.pixelColor(x, y) == outline for x in range(20) for y in range(picture.height()))
         finally:
             monkeypatch.setattr(style, "dark", lambda: False)
             qapp.styleHints().colorSchemeChanged.emit(Qt.ColorScheme.Light)

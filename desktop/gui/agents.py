@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.gui import style
-from desktop.gui.form import bottom_bar, chosen_row, fill, look, say, status, table
+from desktop.gui.form import bottom_bar, chosen_row, fill, say, status, table
 from desktop.gui.work import Work
 from desktop.runtimes import RUNTIME_NAMES
 
@@ -56,7 +56,7 @@ class AgentsPanel(QWidget):
         self.add.setToolTip("Add a new agent with this name, runtime, folder and model")
         self.change.setToolTip("Save the chosen agent's runtime, folder and model")
         self.remove.setToolTip("Remove the chosen agent")
-        look(self.remove, "danger")
+        style.kind(self.remove, "danger")
         self.add.clicked.connect(lambda: self.work.start(self._call("/api/agents", {"name": self._name(),
                                                                                    **self._setup()})))
         self.change.clicked.connect(lambda: self.work.start(self._call(f"/api/agents/{self._name()}/change",

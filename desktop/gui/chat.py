@@ -5,7 +5,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
-from desktop.gui.form import heading, look, say, status
+from desktop.gui import style
+from desktop.gui.form import heading, say, status
 from desktop.gui.work import Work
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ class ChatPanel(QWidget):
         self.connect_button, self.remove_button = QPushButton("Connect"), QPushButton("Disconnect")
         self.connect_button.clicked.connect(lambda: self.work.start(self.connect_chat()))
         self.remove_button.clicked.connect(lambda: self.work.start(self.remove_chat()))
-        look(self.remove_button, "danger")
+        style.kind(self.remove_button, "danger")
         buttons.addWidget(self.connect_button)
         buttons.addSpacing(24)  # Disconnect apart from Connect
         buttons.addWidget(self.remove_button)

@@ -3,7 +3,7 @@ words and its Save, and the daemon's refusals told with the label a person sees 
 
 from collections.abc import Mapping, Sequence
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QSize, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -46,32 +46,13 @@ def say(label: QLabel, text: str, failed: bool = False) -> None:
     style.kind(label, "error" if failed else "")
 
 
-def look(button: QPushButton, kind: str) -> None:
-    """The stylesheet's `kind` (primary, danger) while the button can be pressed, the plain disabled look while it
-    cannot: the stylesheet's kinds have no disabled state of their own, and a Save with nothing to save, filled with
-    the accent, would look ready."""
-    button.installEventFilter(_KindWhileEnabled(button, kind))
-    style.kind(button, kind if button.isEnabled() else "")
-
-
-class _KindWhileEnabled(QObject):
-    def __init__(self, button: QPushButton, kind: str) -> None:
-        super().__init__(button)
-        self._kind = kind
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.EnabledChange and isinstance(watched, QPushButton):
-            style.kind(watched, self._kind if watched.isEnabled() else "")
-        return False
-
-
 def bottom_bar(words: QLabel, *buttons: QPushButton) -> QHBoxLayout:
     """The tab's words on the left, its buttons on the right; the last button is the tab's primary one."""
     bar = QHBoxLayout()
     bar.addWidget(words, 1)
     for button in buttons:
         bar.addWidget(button, 0, Qt.AlignmentFlag.AlignTop)
-    look(buttons[-1], "primary")
+    style.kind(buttons[-1], "primary")
     return bar
 
 

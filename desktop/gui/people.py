@@ -7,7 +7,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from desktop.gui import style
-from desktop.gui.form import chosen_row, fill, look, say, status, table
+from desktop.gui.form import chosen_row, fill, say, status, table
 from desktop.gui.work import Work
 
 if TYPE_CHECKING:
@@ -29,8 +29,8 @@ class PeoplePanel(QWidget):
         self.add, self.revoke = QPushButton("Add"), QPushButton("Revoke")
         self.revoke.setToolTip("The chosen one's token stops working at once; what they asked and is not yet "
                                "running is cancelled")
-        look(self.add, "primary")
-        look(self.revoke, "danger")
+        style.kind(self.add, "primary")
+        style.kind(self.revoke, "danger")
         self.add.clicked.connect(lambda: self.work.start(self._add()))
         self.name.returnPressed.connect(self.add.animateClick)  # (a disabled button does not click)
         self.revoke.clicked.connect(lambda: self.work.start(self._revoke()))

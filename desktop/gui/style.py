@@ -9,6 +9,10 @@ from PySide6.QtCore import QDate, QLocale, Qt, QTime
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
+from desktop.resources import resource
+
+CHECK = resource("check.svg").as_posix()  # a checked box's mark (a styled indicator draws none of its own)
+
 
 @dataclass(frozen=True)
 class Colours:
@@ -62,7 +66,9 @@ def _paint(app: QApplication) -> None:
                          (QPalette.ColorRole.ButtonText, c.fg), (QPalette.ColorRole.ToolTipBase, c.card),
                          (QPalette.ColorRole.ToolTipText, c.fg), (QPalette.ColorRole.PlaceholderText, c.muted),
                          (QPalette.ColorRole.Highlight, c.accent), (QPalette.ColorRole.HighlightedText, "#ffffff"),
-                         (QPalette.ColorRole.Link, c.accent), (QPalette.ColorRole.Mid, c.line)):
+                         (QPalette.ColorRole.Link, c.accent), (QPalette.ColorRole.Mid, c.line),
+                         (QPalette.ColorRole.Dark, c.muted), (QPalette.ColorRole.Shadow, c.muted),
+                         (QPalette.ColorRole.Light, c.card), (QPalette.ColorRole.Midlight, c.line)):
         palette.setColor(role, QColor(colour))
     palette.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor(c.muted))
     palette.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor(c.muted))
@@ -73,14 +79,21 @@ def _paint(app: QApplication) -> None:
         QPushButton:disabled {{ color: {c.muted}; border-color: {c.line}; }}
         QPushButton[kind="primary"] {{ background: {c.accent}; border-color: {c.accent}; color: #ffffff; }}
         QPushButton[kind="danger"] {{ color: {c.bad}; }}
-        QLineEdit, QComboBox, QSpinBox, QPlainTextEdit, QTextEdit {{ border: 1px solid {c.line}; border-radius: 6px;
+        QPushButton[kind="primary"]:disabled, QPushButton[kind="danger"]:disabled {{ background: {c.card};
+            border-color: {c.line}; color: {c.muted}; }}
+        QLineEdit, QSpinBox, QPlainTextEdit, QTextEdit {{ border: 1px solid {c.line}; border-radius: 6px;
             padding: 4px; }}
-        QLineEdit:focus, QComboBox:focus, QSpinBox:focus {{ border-color: {c.accent}; }}
+        QLineEdit:focus, QSpinBox:focus {{ border-color: {c.accent}; }}
+        QTableWidget::item {{ padding: 2px 6px; }}
+        QCheckBox::indicator {{ width: 14px; height: 14px; border: 1px solid {c.muted}; border-radius: 3px;
+            background: {c.bg}; }}
+        QCheckBox::indicator:checked {{ background: {c.accent}; border-color: {c.accent}; image: url({CHECK}); }}
+        QCheckBox::indicator:disabled {{ border-color: {c.line}; background: {c.card}; }}
         QLabel[kind="muted"] {{ color: {c.muted}; }}
         QLabel[kind="error"] {{ color: {c.bad}; }}
         QLabel[kind="empty"] {{ color: {c.muted}; font-size: 15px; }}
         QTabWidget::pane {{ border: 1px solid {c.line}; border-radius: 6px; }}
-        QTreeWidget, QListWidget {{ border: 1px solid {c.line}; border-radius: 6px; }}
+        QTreeWidget, QListWidget, QTableWidget {{ border: 1px solid {c.line}; border-radius: 6px; }}
     """)
 
 

@@ -89,7 +89,7 @@ def summarize(requests: list[dict[str, Any]], paused: bool = False, failed_unsee
     today = today or datetime.now(UTC).date()
     entries = [Entry("request", r["id"], r["state"], _line(r, today), r.get("prompt", ""), _time(r.get("started_at")))
                for r in waiting + running]
-    background = [t for t in tasks or [] if t["state"] != "ended" and t.get("kind") != "request"]  # not a request's turn
+    background = [t for t in tasks or [] if t["state"] != "ended" and t.get("kind") != "request"]  # not a turn
     entries += [Entry("task", t["id"], t["state"], _task_line(t), t.get("description") or t.get("command", ""),
                       _time(t.get("started_at"))) for t in background]
     known = [r["progress"] for r in running if r.get("progress") is not None]
