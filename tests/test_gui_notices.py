@@ -96,6 +96,8 @@ def test_a_click_on_the_notification_opens_the_card_whose_deny_answers(desktop: 
         assert row["id"] in app.cards and app.cards[row["id"]].isVisible()
         card = app.cards[row["id"]]
         assert card.deny.geometry().right() + 200 < card.approve.geometry().left(), "Deny apart from Approve"
+        from PySide6.QtWidgets import QLabel
+        assert any(label.text().startswith("shell · Shell · ") for label in card.findChildren(QLabel)), "runtime names"
         screen = card.screen().availableGeometry()
         assert abs(card.frameGeometry().center().x() - screen.center().x()) <= 3, "the card opens centred"
         card.deny.click()

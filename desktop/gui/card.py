@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QPlainTextEdit, 
 from desktop.core.ids import short_form
 from desktop.core.visible import visible
 from desktop.gui import style
+from desktop.runtimes import RUNTIME_NAMES
 
 
 def time_left(expires_at: str | None, now: datetime) -> str:
@@ -56,7 +57,7 @@ class ApprovalCard(QWidget):
             heading.setText(f"<b>{_rich(request['requester'])}</b>'s agent wants a session: "
                             f"<b>{_rich(session['title'])}</b>")
         folder = agent["folder"] if agent else "(agent not found)"
-        runtime = f" · {agent['runtime']}" if agent else ""
+        runtime = f" · {RUNTIME_NAMES.get(agent['runtime'], agent['runtime'])}" if agent else ""
         form.addRow("Request", QLabel(self.request_id))
         form.addRow("Agent", _plain(f"{request['agent']}{runtime} · {folder}"))
         if session:
