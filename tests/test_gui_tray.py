@@ -193,6 +193,26 @@ def test_a_left_click_asks_for_the_console_and_a_right_click_does_not(qapp: Any)
     assert opened == [True]
 
 
+def test_a_press_on_the_icon_while_the_balloon_shows_is_the_icons_click(qapp: Any, qtbot: Any) -> None:
+    """Qt's own balloon says 'clicked' for a press on the icon too, just before the icon's click (X11): that press
+    is the icon's; only a click on the balloon itself is the balloon's."""
+    from PySide6.QtWidgets import QSystemTrayIcon
+
+    from desktop.gui.tray import Tray
+
+    tray = Tray(lambda verb, item_id: None)
+    said: list[str] = []
+    tray.balloon_clicked.connect(lambda: said.append("balloon"))
+    tray.console_action.triggered.connect(lambda: said.append("console"))
+    tray.messageClicked.emit()  # a right click on the icon, as Qt says it
+    tray.activated.emit(QSystemTrayIcon.ActivationReason.Context)
+    tray.messageClicked.emit()  # a left click on the icon
+    tray.activated.emit(QSystemTrayIcon.ActivationReason.Trigger)
+    with qtbot.waitSignal(tray.balloon_clicked, timeout=5000):
+        tray.messageClicked.emit()  # a click on the balloon
+    assert said == ["console", "balloon"]
+
+
 def test_pause_holds_every_queue_and_resume_lets_it_go(daemon: DaemonProcess) -> None:
     assert daemon.cox("pause", check=True).stdout.startswith("paused")
     row = daemon.request("echo after the pause")

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QFontMetrics, QIcon
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
@@ -27,6 +27,8 @@ RETIP_MS = 30_000  # how often the tooltip's "running 4 min" moves on while some
 
 
 class Tray(QSystemTrayIcon):
+    balloon_clicked = Signal()  # a click on the tray's balloon (not on the icon while the balloon shows)
+
     def __init__(self, act: Act, now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         super().__init__()
         self.dbusmenu = menu_over_dbus()  # as Qt decided when it made the icon: the shell draws the menu
@@ -41,6 +43,8 @@ class Tray(QSystemTrayIcon):
         self.room_action = QAction("Room: starting…")  # the room's address; opens Settings → Room (QR code)
         self.setContextMenu(self.menu)
         self.activated.connect(self._clicked)
+        self.messageClicked.connect(self._message_clicked)
+        self._balloon_click = False  # said by Qt, not yet known to be the icon's click
         self.shown: TraySummary | None = None
         self.balloons: list[tuple[str, str]] = []  # what was said in the tray's balloon, newest last (the last 20)
         self._menu_stale = False  # a menu that is open is not rebuilt under the pointer; it is once it closes
@@ -73,8 +77,20 @@ class Tray(QSystemTrayIcon):
 
     def _clicked(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         """A left click opens the console (the right one, the menu); on macOS a click opens the menu, as there."""
+        self._balloon_click = False
         if reason == QSystemTrayIcon.ActivationReason.Trigger and sys.platform != "darwin":
             self.console_action.trigger()
+
+    def _message_clicked(self) -> None:
+        """Qt's own balloon (X11 without a notification server) says it was clicked for any press on the icon while it
+        shows, just before the icon's click: then the click was the icon's (a right click opened the console)."""
+        self._balloon_click = True
+        QTimer.singleShot(0, self._balloon_clicked)
+
+    def _balloon_clicked(self) -> None:
+        if self._balloon_click:
+            self._balloon_click = False
+            self.balloon_clicked.emit()
 
     def _menu_closed(self) -> None:
         if self._menu_stale and self.shown is not None:  # after the click it was closed for has been handled
