@@ -86,7 +86,7 @@ class TrayApp:
         self.tray.settings_action.triggered.connect(lambda: self.work.start(self.open_settings()))
         self.tray.room_action.triggered.connect(lambda: self.work.start(self.open_settings(room=True)))
         self.tray.menu.aboutToShow.connect(self._seen)
-        self.tray.messageClicked.connect(self._balloon_clicked)
+        self.tray.balloon_clicked.connect(self._balloon_clicked)
         self.bridge.received.connect(self._on_event)
         self.bridge.start()
         self.settings = (await self.api.get("/api/settings")).json()
