@@ -1,6 +1,7 @@
 """Live test counts from the real output of real test runners (pytest from the Python packages, node:test from
 Node, jest, vitest and Playwright from .cache/test-runners, installed by .ci/test-deps), each run through a pipe
-without colours, through a pipe with colours forced on, and on a pseudo-terminal."""
+without colours, through a pipe with colours forced on, and on a pseudo-terminal; the first failure's raw line is
+where its report begins, the line the console's "First failure" finds with `failure_heading`."""
 
 import json
 import os
@@ -10,16 +11,20 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from desktop.console.testruns import failure_heading
 
 FIXTURES = Path(__file__).parent / "fixtures" / "testruns"
 RUNNERS = Path(__file__).resolve().parent.parent / ".cache" / "test-runners" / "node_modules"
 COX = [sys.executable, "-m", "desktop.cli"]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+PYTEST_COLOURS = {"plain": ["--color=no"], "colour": ["--color=yes"], "pty": []}
 COMMANDS = {
-    "pytest": ([sys.executable, "-m", "pytest", "-p", "no:cacheprovider"], {"plain": ["--color=no"],
-                                                                          "colour": ["--color=yes"], "pty": []}),
+    "pytest": (PYTEST, PYTEST_COLOURS),
     "jest": ([str(RUNNERS / ".bin" / "jest"), "--ci"], {}),
     "vitest": ([str(RUNNERS / ".bin" / "vitest"), "run"], {}),
     "playwright": ([str(RUNNERS / ".bin" / "playwright"), "test"], {}),
@@ -53,36 +58,53 @@ def run_on_a_pty(argv: list[str], cwd: Path, env: dict[str, str]) -> bytes:
     return bytes(output)
 
 
-def run(runner: str, mode: str, tmp_path: Path) -> bytes:
-    argv, flags = COMMANDS[runner]
+def run_in(folder: str, argv: list[str], mode: str, tmp_path: Path, env: dict[str, str] | None = None) -> bytes:
+    """`argv` in a copy of the fixture `folder` ("plain": a pipe and NO_COLOR, "colour": a pipe and FORCE_COLOR,
+    "pty": a pseudo-terminal), its output and error output as one."""
     assert Path(argv[0]).exists() or shutil.which(argv[0]), f"{argv[0]} is missing: run .ci/test-deps"
     project = tmp_path / "project"
-    shutil.copytree(FIXTURES / FOLDERS.get(runner, runner), project)
+    shutil.copytree(FIXTURES / folder, project)
     packages = [p.parent for p in project.glob("packages/*/package.json")] or [project]
     for package in packages:
         (package / "node_modules").symlink_to(RUNNERS)
-    env = {"PATH": f"{RUNNERS / '.bin'}:{os.environ['PATH']}", "HOME": str(tmp_path), "TERM": "xterm-256color",
-           "COLUMNS": "120", "LANG": "C.UTF-8", "PYTHONPATH": "", "TURBO_TELEMETRY_DISABLED": "1", "DO_NOT_TRACK": "1"}
-    env.update({"plain": {"NO_COLOR": "1"}, "colour": {"FORCE_COLOR": "1"}, "pty": {}}[mode])
-    argv = argv + flags.get(mode, [])
+    environment = {"PATH": f"{RUNNERS / '.bin'}:{os.environ['PATH']}", "HOME": str(tmp_path),
+                   "TERM": "xterm-256color", "COLUMNS": "120", "LANG": "C.UTF-8", "PYTHONPATH": "",
+                   "TURBO_TELEMETRY_DISABLED": "1", "DO_NOT_TRACK": "1", **(env or {})}
+    environment.update({"plain": {"NO_COLOR": "1"}, "colour": {"FORCE_COLOR": "1"}, "pty": {}}[mode])
     if mode == "pty":
-        return run_on_a_pty(argv, project, env)
-    return subprocess.run(argv, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        return run_on_a_pty(argv, project, environment)
+    return subprocess.run(argv, cwd=project, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           timeout=120).stdout
+
+
+def counted(raw: bytes, mode: str) -> dict[str, Any]:
+    """What `cox console tests` reads in the output, after checking a coloured run was in colour."""
+    if mode != "plain":
+        assert b"\x1b[" in raw, "the run was meant to be in colour"
+    summary: dict[str, Any] = json.loads(subprocess.run([*COX, "console", "tests"], input=raw, capture_output=True,
+                                                        check=True).stdout)
+    return summary
+
+
+def report_line(raw: bytes, summary: dict[str, Any]) -> str:
+    """The first failure's raw line as a person reads it, checked to be the one the console's "First failure"
+    finds (the first line that `failure_heading` matches)."""
+    failure = summary["first_failure"]
+    lines = [ANSI.sub("", line).rstrip("\r").split("\r")[-1] for line in raw.decode(errors="replace").split("\n")]
+    line: str = lines[failure["raw_line"] - 1]
+    heading = failure_heading(failure["name"])
+    assert heading.search(line), (failure, line)
+    assert next(found for found in lines if heading.search(found)) == line, "an earlier line looks like its report"
+    return line
 
 
 @pytest.mark.parametrize("mode", ["plain", "colour", "pty"])
 @pytest.mark.parametrize("runner", sorted(COMMANDS))
 def test_counts_and_the_first_failure(runner: str, mode: str, tmp_path: Path) -> None:
-    raw = run(runner, mode, tmp_path)
-    if mode != "plain":
-        assert b"\x1b[" in raw, "the run was meant to be in colour"
-    counted = subprocess.run([*COX, "console", "tests"], input=raw, capture_output=True, check=True)
-    summary = json.loads(counted.stdout)
-    shown = raw.decode(errors="replace")
+    argv, flags = COMMANDS[runner]
+    raw = run_in(FOLDERS.get(runner, runner), argv + flags.get(mode, []), mode, tmp_path)
+    summary = counted(raw, mode)
     expected = EXPECTED.get(runner, (runner, 3, 1, 1))
-    assert (summary["runner"], summary["passed"], summary["failed"], summary["skipped"]) == expected, shown
-    failure = summary["first_failure"]
-    assert re.search("fails[ _]on[ _]purpose", failure["name"])
-    failing_line = ANSI.sub("", shown.split("\n")[failure["raw_line"] - 1])
-    assert re.search("fails[ _]on[ _]purpose|F", failing_line), failing_line
+    assert (summary["runner"], summary["passed"], summary["failed"], summary["skipped"]) == expected, raw.decode()
+    assert re.search("fails[ _]on[ _]purpose", summary["first_failure"]["name"])
+    assert re.search("fails[ _]on[ _]purpose", report_line(raw, summary))
