@@ -85,7 +85,10 @@ def test_the_menu_starts_with_the_status_and_lists_what_waits_runs_and_works_in_
     assert shot.width() <= 400 and shot.save(str(SHOTS / "tray-menu-entries.png"))
 
     shown = actions(tray.menu)
-    assert [path.split(" / ")[1] for path in shown if path.startswith(waiting_08)] == ["Approve", "Deny", "Review…"]
+    assert [path.split(" / ")[1] for path in shown if path.startswith(waiting_08)] == ["Approve", "Review…", "Deny"]
+    submenu = next(a.menu() for a in tray.menu.actions() if a.menu() is not None and a.text().startswith("R-08"))
+    kinds = ["-" if a.isSeparator() else a.text() for a in submenu.actions()]
+    assert kinds == ["Approve", "Review…", "-", "Deny"], "Deny apart from Approve"
     assert [path.split(" / ")[1] for path in shown if path.startswith(running)] == ["Open in console", "Cancel"]
     assert [path.split(" / ")[1] for path in shown if path.startswith(task)] == ["Open in console", "Stop"]
     assert not shown[f"{stopping} / Stopping…"].isEnabled()

@@ -157,8 +157,9 @@ class Tray(QSystemTrayIcon):
         item = self.menu.addMenu(self._fit(entry.label(), submenu=True, entry=entry))
         if entry.state == "pending":
             self._action(item, "Approve", "approve", entry.item_id)
-            self._action(item, "Deny", "deny", entry.item_id)
             self._action(item, "Review…", "review", entry.item_id)  # the approval card: all of it, then decide
+            item.addSeparator()  # Deny apart, last (and it waits a few seconds for Undo)
+            self._action(item, "Deny", "deny", entry.item_id)
         elif entry.kind == "request":
             self._action(item, "Open in console", "open", entry.item_id)
             self._action(item, "Cancel", "cancel", entry.item_id)
