@@ -212,7 +212,7 @@ class ConsoleWindow(QWidget):
         task = (await self._api.get(f"/api/tasks/{task_id}")).json()
         page = (await self._api.get(f"/api/tasks/{task_id}/output", params={"lines": PAGE})).json()
         self._hide_details()
-        self._show_title(task_text(task), task["description"] or task["command"])
+        self._show_title(task_text(task, with_chip=False), task["description"] or task["command"])
         self._before, self._end = page["before"], page["end"]
         self.view.show_lines(page["lines"] + ([page["pending"]] if page["pending"] else []))
         self._pending_shown = bool(page["pending"])
@@ -232,7 +232,7 @@ class ConsoleWindow(QWidget):
         self.what.setText(one_line(what, 300))
 
     def _show_task_state(self, task: dict[str, Any]) -> None:
-        self._show_title(task_text(task), task["description"] or task["command"])
+        self._show_title(task_text(task, with_chip=False), task["description"] or task["command"])
         chip, tip = test_chip(task.get("tests"))
         self.chip.setText(chip)
         self.chip.setToolTip(tip)

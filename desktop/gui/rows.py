@@ -48,9 +48,10 @@ def request_text(request: dict[str, Any], today: date | None = None) -> RowText:
     return RowText(head, pill, colour, " · ".join(extra), one_line(request.get("prompt", ""), 60))
 
 
-def task_text(task: dict[str, Any]) -> RowText:
-    """A background task: 'T3 · api', its status, its test chip, its description (or command)."""
-    chip, _ = test_chip(task.get("tests"))
+def task_text(task: dict[str, Any], with_chip: bool = True) -> RowText:
+    """A background task: 'T3 · api', its status, its test chip (unless it is shown apart), its description (or
+    command)."""
+    chip, _ = test_chip(task.get("tests")) if with_chip else ("", "")
     colour = {"completed": "done", "failed": "failed"}.get(task.get("outcome") or "", "ended")
     if task["state"] != "ended":
         colour = "running"
