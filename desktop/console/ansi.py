@@ -2,6 +2,9 @@
 redrawn with a carriage return or an erase-line keeps only its final state (progress bars)."""
 
 import re
+from collections.abc import Iterator
+
+from desktop.console.scan import in_chars, scanner, utf8
 
 # CSI (ESC [ … final), OSC (ESC ] … BEL or ST, or unterminated to the end of the line), other two-byte escapes,
 # and C0 controls but the tab. One pass finds them all; SGR (a CSI ending in `m`) is put back.
@@ -16,48 +19,79 @@ ESCAPE = re.compile(
 SGR = re.compile(r"\x1b\[[0-9;:]*m")
 # where a redraw starts over: a carriage return, erase-whole-line, cursor to column 1
 REDRAW = re.compile(r"\r|\x1b\[2K|\x1b\[1?G|\x1b\[0?1G")
-# anything `clean_line` would change: every control but the tab, every escape but a plain SGR
-NOT_PLAIN = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]|\x1b(?:[^\[]|$)|\x1b\[[0-9;:]*(?:[^0-9;:m]|$)")
+# what `clean_line` removes, read on a line without its SGR codes: a control but the tab, an escape (not a colour)
+DIRTY = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+DIRTY_LINES = scanner([(0, r"^[^\x00-\x08\x0b-\x1f\x7f\n]*[\x00-\x08\x0b-\x1f\x7f]")])  # a line's first one
+# ESCAPE but a colour code, over many lines: an unterminated string sequence stops at the line's end
+NOT_SGR = re.compile(r"\x1b(?!\[[0-9;:]*m)(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\|(?=\n)|\Z)"
+                     r"|[PX^_][^\x1b\n]*(?:\x1b\\|(?=\n)|\Z)|[ -/]*[0-~]|)|[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]")
+REDRAW_CODES = ("\x1b[2K", "\x1b[G", "\x1b[1G", "\x1b[01G")  # REDRAW but the carriage return
 
 
-def _keep_sgr(match: re.Match[str]) -> str:
-    text = match.group()
-    return text if text.endswith("m") and SGR.fullmatch(text) else ""
+def _shows(part: str) -> bool:
+    return bool(strip_sgr(ESCAPE.sub("", part)).strip())
 
 
 def final_state(line: str) -> str:
     """What is left on screen of a line that redraws itself: the part after the last redraw that shows something."""
     if "\r" not in line and "\x1b[" not in line:
         return line
+    body = line.rstrip("\r")  # a line ended with a carriage return (CRLF) shows what came before it
+    last = body.rfind("\r") + 1
+    for code in REDRAW_CODES:
+        at = body.rfind(code)
+        if at >= 0:
+            last = max(last, at + len(code))
+    if _shows(body[last:]):  # the common case: the last state shows something
+        return body[last:]
     parts = REDRAW.split(line)
     for part in reversed(parts):
-        if strip_sgr(ESCAPE.sub("", part)).strip():
+        if _shows(part):
             return part
     return parts[-1]
 
 
 def clean_line(line: str) -> str:
     """One line of a terminal's output (no newline) as the console shows it: final state, SGR kept, the rest gone."""
-    if not NOT_PLAIN.search(line):
-        return line
-    return ESCAPE.sub(_keep_sgr, final_state(line))
+    return NOT_SGR.sub("", final_state(line))
+
+
+def clean(text: str, lines: list[str]) -> str:
+    """`clean_line` for each of `lines` (`text` split at its newlines), in place, touching only the lines that need
+    it; returns the cleaned text without colour codes. Whole-text passes find them: a line costs nothing else."""
+    plain = strip_sgr(text)
+    pieces: list[str] = []
+    index, at = 0, 0  # the line of the last dirty one; where the text copied so far ends (both in `plain`)
+    for start, end in _dirty(plain):
+        index += plain.count("\n", at, start)
+        lines[index] = line = clean_line(lines[index])
+        pieces += [plain[at:start], strip_sgr(line)]
+        at = end
+    if not pieces:
+        return plain
+    pieces.append(plain[at:])
+    return "".join(pieces)
+
+
+def _dirty(plain: str) -> Iterator[tuple[int, int]]:
+    """Where each line of `plain` that `clean_line` would change starts and ends."""
+    if DIRTY_LINES is not None:
+        data = utf8(plain)
+        for start, end, _ in in_chars(plain, data, DIRTY_LINES.lines(data)):
+            yield start, end
+        return
+    match = DIRTY.search(plain)
+    while match is not None:
+        end = plain.find("\n", match.start())
+        end = len(plain) if end < 0 else end
+        yield plain.rfind("\n", 0, match.start()) + 1, end
+        match = DIRTY.search(plain, end)
 
 
 def clean_lines(text: str) -> str:
-    """`clean_line` for each line of `text`; only the lines that need it are touched."""
-    match = NOT_PLAIN.search(text)
-    if match is None:
-        return text
+    """`clean_line` for each line of `text`."""
     lines = text.split("\n")
-    line_at, counted = 0, 0  # the line of the last match, and where counting newlines stopped
-    while match is not None:
-        line_at += text.count("\n", counted, match.start())
-        counted = match.start()
-        lines[line_at] = clean_line(lines[line_at])
-        line_end = text.find("\n", match.start())
-        if line_end < 0:
-            break
-        match = NOT_PLAIN.search(text, line_end + 1)  # the rest of this line is cleaned already
+    clean(text, lines)
     return "\n".join(lines)
 
 

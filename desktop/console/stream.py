@@ -1,6 +1,7 @@
 """The console pipeline over a growing stream of bytes: decode (invalid UTF-8 shown as U+FFFD), split into lines,
 clean each (ansi), redact (whole lines only, so a secret split across two reads is still seen), cut long lines, fold
-repeated lines into one with a count, and count test results. Memory stays bounded whatever the input."""
+repeated lines into one with a count, and count test results. Each stage passes over a read's whole lines at once.
+Memory stays bounded whatever the input."""
 
 import codecs
 import re
@@ -44,49 +45,56 @@ class ConsoleStream:
     def feed(self, data: bytes) -> list[Line]:
         """The lines this read finished or changed (a repeat changes the count of the line before it)."""
         text = self._partial + self._decoder.decode(data)
-        *complete, self._partial = text.split("\n")
-        self._partial = _bounded(self._partial)
-        return self._take(complete)
+        end = text.rfind("\n")
+        self._partial = _bounded(text[end + 1:])
+        return self._take(text[:end]) if end >= 0 else []
 
     def finish(self) -> list[Line]:
         """The end of the stream: the last line, even without its newline."""
         text = self._partial + self._decoder.decode(b"", final=True)
         self._partial = ""
-        return self._take([text]) if text else []
+        return self._take(text) if text else []
 
     def pending(self) -> str:
         """The unfinished last line as it shows right now (a progress bar that has not ended its line). Nothing is
         counted or carried over: the line is read again once it is finished."""
         if not self._partial:
             return ""
-        return self._shown(self._redactor.preview(ansi.clean_line(self._partial)))[0]
+        return self._shown([self._redactor.preview(ansi.clean_line(self._partial))])[0]
 
-    def _take(self, raw: list[str]) -> list[Line]:
-        if not raw:
-            return []
-        changed: dict[int, Line] = {}
+    def _take(self, text: str) -> list[Line]:
+        """Whole lines, each pass over all of them at once: Python looks at a line only to fold it, or when a pass
+        found something in it (a redraw, a control, a trigger of a secret's pattern)."""
         first_raw = self._raw_lines + 1
-        self._raw_lines += len(raw)
-        joined = ansi.clean_lines("\n".join(raw))
-        plain = ansi.strip_sgr(joined)
+        lines = text.split("\n")
+        self._raw_lines += len(lines)
+        plain = ansi.clean(text, lines)
         self.tests.feed(plain, first_raw)
         if not self._lines_wanted:
             return []
-        for offset, text in enumerate(self._shown(self._redactor.lines(joined, plain))):
-            last = self._last
-            if last is not None and text == last.text:
+        self._redactor.redact_lines(lines, plain)
+        changed: list[Line] = []
+        last, index = self._last, self._lines
+        last_text = last.text if last is not None else None
+        for raw, line in enumerate(self._shown(lines), first_raw):
+            if line == last_text and last is not None:
                 last.count += 1
+                if not changed or changed[-1] is not last:
+                    changed.append(last)
             else:
-                last = self._last = Line(self._lines, text, first_raw + offset)
-                self._lines += 1
-            changed[last.index] = last
-        return list(changed.values())
+                last, last_text = Line(index, line, raw), line
+                index += 1
+                changed.append(last)
+        self._last, self._lines = last, index
+        return changed
 
-    def _shown(self, text: str) -> list[str]:
-        """Redacted text as console lines: without colours unless they are wanted, long lines cut."""
+    def _shown(self, lines: list[str]) -> list[str]:
+        """Redacted lines as console lines: without colours unless they are wanted, long lines cut."""
         if not self.colours:
-            text = ansi.strip_sgr(text)
-        return [_cut(line) if len(line) > MAX_LINE else line for line in text.split("\n")]
+            lines = ansi.strip_sgr("\n".join(lines)).split("\n")
+        if max(map(len, lines)) > MAX_LINE:
+            lines = [_cut(line) if len(line) > MAX_LINE else line for line in lines]
+        return lines
 
 
 def _bounded(partial: str) -> str:
