@@ -101,8 +101,9 @@ class ConsoleView(QPlainTextEdit):
     def scroll_to_line(self, number: int) -> None:
         block = self.document().findBlockByNumber(number)
         cursor = QTextCursor(block)
-        cursor.select(QTextCursor.SelectionType.LineUnderCursor)
-        self.setTextCursor(cursor)
+        cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock)
+        cursor.movePosition(QTextCursor.MoveOperation.StartOfBlock, QTextCursor.MoveMode.KeepAnchor)
+        self.setTextCursor(cursor)  # the line selected, the cursor at its start: a wide line is shown from its start
         self.centerCursor()
 
     def _insert(self, cursor: QTextCursor, line: str) -> None:
