@@ -289,10 +289,11 @@ class TestRuns:
             name = PYTEST_TITLE.sub("", name)
         failure = self.first_failure
         if failure is None:
-            if run.reports or run.runner == runner:
+            if run.runner == runner:  # in its runner's run (for pytest and node:test's dots, its section of reports)
                 self._first(prefix, raw_line, name, located=True)
-        elif not self._located and prefix == self._failure_in and (self._vague or same_test(str(failure["name"]),
-                                                                                            name)):
+        elif self._located or prefix != self._failure_in:
+            return
+        elif same_test(str(failure["name"]), name) or (self._vague and runner == "pytest"):
             failure["raw_line"], self._located = raw_line, True
             if self._vague:
                 failure["name"], self._vague = redact(name), False
