@@ -101,8 +101,10 @@ def test_a_waiting_request_is_answered_in_the_console_or_reviewed_in_its_card(de
         await until(lambda: asked[0] not in app.cards and not offered(console), 3)  # the card goes, and the buttons
 
         await console.open_request(asked[1])
+        app.denials.seconds = 1.0
         buttons(console)["Deny"].click()
-        await wait_state(app, asked[1], "cancelled", 10)
+        await until(lambda: offered(console) == {f"Denied R-{asked[1][-2:]} · Undo", "Review…"}, 3)  # Undo, for now
+        await wait_state(app, asked[1], "cancelled", 20)
         await until(lambda: not offered(console), 3)
 
         short = f"R-{asked[2][-2:]}"
