@@ -4,7 +4,7 @@ redrawn with a carriage return or an erase-line keeps only its final state (prog
 import re
 from collections.abc import Iterator
 
-from desktop.console.scan import in_chars, scanner, utf8
+from desktop.console.scan import scanner, utf8
 
 # CSI (ESC [ … final), OSC (ESC ] … BEL or ST, or unterminated to the end of the line), other two-byte escapes,
 # and C0 controls but the tab. One pass finds them all; SGR (a CSI ending in `m`) is put back.
@@ -21,32 +21,34 @@ SGR = re.compile(r"\x1b\[[0-9;:]*m")
 REDRAW = re.compile(r"\r|\x1b\[2K|\x1b\[1?G|\x1b\[0?1G")
 # what `clean_line` removes, read on a line without its SGR codes: a control but the tab, an escape (not a colour)
 DIRTY = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-DIRTY_LINES = scanner([(0, r"^[^\x00-\x08\x0b-\x1f\x7f\n]*[\x00-\x08\x0b-\x1f\x7f]")])  # a line's first one
+RARE = scanner([(0, r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")], single=True)  # but `\r` and ESC
 # ESCAPE but a colour code, over many lines: an unterminated string sequence stops at the line's end
 NOT_SGR = re.compile(r"\x1b(?!\[[0-9;:]*m)(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\|(?=\n)|\Z)"
                      r"|[PX^_][^\x1b\n]*(?:\x1b\\|(?=\n)|\Z)|[ -/]*[0-~]|)|[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]")
 REDRAW_CODES = ("\x1b[2K", "\x1b[G", "\x1b[1G", "\x1b[01G")  # REDRAW but the carriage return
 
 
-def _shows(part: str) -> bool:
-    return bool(strip_sgr(ESCAPE.sub("", part)).strip())
+def _last_part(line: str) -> str:
+    """What follows the last redraw of `line`, a carriage return at its very end aside (CRLF)."""
+    body = line.rstrip("\r")
+    last = tail = body.rfind("\r") + 1
+    for code in REDRAW_CODES:
+        at = body.rfind(code, tail)
+        if at >= 0:
+            last = max(last, at + len(code))
+    return body[last:]
 
 
 def final_state(line: str) -> str:
     """What is left on screen of a line that redraws itself: the part after the last redraw that shows something."""
     if "\r" not in line and "\x1b[" not in line:
         return line
-    body = line.rstrip("\r")  # a line ended with a carriage return (CRLF) shows what came before it
-    last = body.rfind("\r") + 1
-    for code in REDRAW_CODES:
-        at = body.rfind(code)
-        if at >= 0:
-            last = max(last, at + len(code))
-    if _shows(body[last:]):  # the common case: the last state shows something
-        return body[last:]
+    part = _last_part(line)
+    if ESCAPE.sub("", part).strip():  # the common case: the last part shows something
+        return part
     parts = REDRAW.split(line)
     for part in reversed(parts):
-        if _shows(part):
+        if ESCAPE.sub("", part).strip():
             return part
     return parts[-1]
 
@@ -54,6 +56,16 @@ def final_state(line: str) -> str:
 def clean_line(line: str) -> str:
     """One line of a terminal's output (no newline) as the console shows it: final state, SGR kept, the rest gone."""
     return NOT_SGR.sub("", final_state(line))
+
+
+def _cleaned(line: str) -> tuple[str, str]:
+    """`clean_line(line)`, and that without colour codes (what ESCAPE leaves: it takes SGR codes too)."""
+    part = _last_part(line) if "\r" in line or "\x1b[" in line else line
+    bare = ESCAPE.sub("", part)
+    if part is line or bare.strip():
+        return NOT_SGR.sub("", part), bare
+    cleaned = clean_line(line)
+    return cleaned, strip_sgr(cleaned)
 
 
 def clean(text: str, lines: list[str]) -> str:
@@ -64,8 +76,8 @@ def clean(text: str, lines: list[str]) -> str:
     index, at = 0, 0  # the line of the last dirty one; where the text copied so far ends (both in `plain`)
     for start, end in _dirty(plain):
         index += plain.count("\n", at, start)
-        lines[index] = line = clean_line(lines[index])
-        pieces += [plain[at:start], strip_sgr(line)]
+        lines[index], bare = _cleaned(lines[index])
+        pieces += [plain[at:start], bare]
         at = end
     if not pieces:
         return plain
@@ -75,10 +87,15 @@ def clean(text: str, lines: list[str]) -> str:
 
 def _dirty(plain: str) -> Iterator[tuple[int, int]]:
     """Where each line of `plain` that `clean_line` would change starts and ends."""
-    if DIRTY_LINES is not None:
-        data = utf8(plain)
-        for start, end, _ in in_chars(plain, data, DIRTY_LINES.lines(data)):
-            yield start, end
+    if RARE is not None and not RARE.matches(utf8(plain)):  # only carriage returns and escapes: str.find finds them
+        cr, esc = plain.find("\r"), plain.find("\x1b")
+        while cr >= 0 or esc >= 0:
+            at = cr if esc < 0 or 0 <= cr < esc else esc
+            end = plain.find("\n", at)
+            end = len(plain) if end < 0 else end
+            yield plain.rfind("\n", 0, at) + 1, end
+            cr = plain.find("\r", end) if 0 <= cr < end else cr
+            esc = plain.find("\x1b", end) if 0 <= esc < end else esc
         return
     match = DIRTY.search(plain)
     while match is not None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Set
 
 from desktop.console.ansi import SGR
 from desktop.console.redact_rules import GROUPS, PATTERNS, PREFIX, TRIGGER
-from desktop.console.triggers import SCANNER, candidates
+from desktop.console.triggers import KEY_ID, PADDED_ID, SCANNER, candidates
 
 MARK = "[redacted]"
 KEY_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----")
@@ -109,24 +109,26 @@ class Redactor:
         return "\n".join(lines)
 
     def redact_lines(self, lines: list[str], plain: str) -> None:
-        """Whole lines redacted in place; `plain` is them joined by newlines, without colour codes."""
-        first = 0  # the first line not taken by a key block that began in an earlier read
+        """Whole lines redacted in place; `plain` is them joined by newlines, without colour codes. However the lines
+        come in reads, a line comes out the same (a key block's lines keep their colour codes around the marker)."""
+        carried: list[tuple[int, int]] = []  # what a key block that began in an earlier read takes
+        rest = 0  # where the text after that block's lines begins
         if self._key_lines is not None:
             end, self._key_lines = _block_end(plain, -1, self._key_lines)
             if self._key_lines is not None:
-                lines[:] = [MARK] * len(lines)
+                _redact_lines(lines, plain, [(0, len(plain))])
                 return
-            first = plain.count("\n", 0, end) + 1 if end >= 0 else 0
-            last = lines[first - 1] if first else ""
-            lines[:first] = [MARK] * first
-            if first and end < len(plain) and plain[end] != "\n":  # it ended at an END inside a line
-                cut = KEY_END.search(last)
-                lines[first - 1] = MARK + (redact(last[cut.end():]) if cut is not None else "")
-            if first == len(lines):
-                return
-            plain = plain[plain.find("\n", end) + 1:] if first else plain
-        found, self._key_lines = _spans(plain)
-        _redact_lines(lines, plain, found, first)
+            if end >= 0:
+                rest = plain.find("\n", end) + 1 or len(plain) + 1
+                carried.append((0, end))
+                if end < rest - 1:  # it ended at an END inside a line: the line is read whole, as within a read
+                    start = plain.rfind("\n", 0, end) + 1
+                    carried += [(start + a, start + b) for a, b in spans(plain[start:rest - 1])]
+        if rest > len(plain):
+            found: list[tuple[int, int]] = []
+        else:
+            found, self._key_lines = _spans(plain[rest:] if rest else plain)
+        _redact_lines(lines, plain, _merged(carried + [(rest + a, rest + b) for a, b in found]))
 
 
 def spans(text: str) -> list[tuple[int, int]]:
@@ -135,18 +137,24 @@ def spans(text: str) -> list[tuple[int, int]]:
 
 
 ALL_PATTERNS = frozenset(range(len(PATTERNS)))
+KEYS = frozenset((KEY_ID, PADDED_ID))
 
 
 def every_line(text: str) -> Iterator[tuple[int, int, Set[int]]]:
-    """Each line of `text` with every pattern: what the triggers stand in for (tests compare the two)."""
+    """Each line of `text` with every pattern and key: what the triggers stand in for (tests compare the two)."""
     start = 0
     for line in text.split("\n"):
-        yield start, start + len(line), ALL_PATTERNS
+        yield start, start + len(line), ALL_PATTERNS | KEYS
         start += len(line) + 1
 
 
 def trigger_lines(text: str) -> Iterator[tuple[int, int, Set[int]]]:
-    """The lines of `text` RE2's one TRIGGER matched, with every pattern: the way without Hyperscan."""
+    """The lines of `text` RE2's one TRIGGER matched, with every pattern, and the whole text for the keys if it has
+    what they start or end with: the way without Hyperscan."""
+    if "PRIVATE KEY" in text or "MI" in text or "MHcCAQEE" in text:
+        yield 0, len(text), {KEY_ID}
+    if "==" in text:
+        yield 0, len(text), {PADDED_ID}
     line_end = -1
     for trigger in TRIGGER.finditer(text):
         if trigger.start() <= line_end:
@@ -163,29 +171,36 @@ _candidates: Callable[[str], Iterator[tuple[int, int, Set[int]]]] = candidates i
 def _spans(text: str) -> tuple[list[tuple[int, int]], int | None]:
     """The secret spans of `text`, merged, in order; and the lines taken by a key block still open at its end."""
     found: list[tuple[int, int]] = []
-    still_open = None
-    if "PRIVATE KEY" in text or "MI" in text or "MHcCAQEE" in text:
-        still_open = _key_spans(text, found)
-    if "==" in text:
-        found += [(key.end() - 88, key.end()) for key in PADDED_KEY.finditer(text)]
-    for line_start, line_end, patterns in _candidates(text):
+    key = False  # a key block may start in the text
+    for line_start, line_end, ids in _candidates(text):
+        key = key or KEY_ID in ids
+        if PADDED_ID in ids:
+            found += [(padded.end() - 88, padded.end()) for padded in PADDED_KEY.finditer(text, line_start, line_end)]
+        patterns = ids - KEYS
+        if not patterns:
+            continue
         prefix = PREFIX.match(text, line_start, line_end)
-        line_start = prefix.end() if prefix is not None else line_start
-        line = text[line_start:line_end]
+        line = text[prefix.end() if prefix is not None else line_start:line_end]
+        shift = line_end - len(line)
         for index in sorted(patterns):
             groups = GROUPS[index]
             for match in PATTERNS[index].finditer(line):
                 group = next(name for name in groups if match.start(name) >= 0)
                 if match.end(group) > match.start(group):
-                    found.append((line_start + match.start(group), line_start + match.end(group)))
-    found.sort()
+                    found.append((shift + match.start(group), shift + match.end(group)))
+    still_open = _key_spans(text, found) if key else None
+    return _merged(found), still_open
+
+
+def _merged(found: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans in order, those that overlap or touch made one."""
     merged: list[tuple[int, int]] = []
-    for start, end in found:
+    for start, end in sorted(found):
         if merged and start <= merged[-1][1]:
             merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
         else:
             merged.append((start, end))
-    return merged, still_open
+    return merged
 
 
 def redact(text: str, plain: str | None = None) -> str:
@@ -199,11 +214,11 @@ def redact(text: str, plain: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def _redact_lines(lines: list[str], plain: str, found: list[tuple[int, int]], first: int = 0) -> None:
-    """`found` (spans of `plain`: `lines[first:]` joined, without colour codes) redacted in `lines`, in place; only
-    the lines with a secret are touched (a key block is the one secret that spans lines)."""
+def _redact_lines(lines: list[str], plain: str, found: list[tuple[int, int]]) -> None:
+    """`found` (spans of `plain`: `lines` joined, without colour codes) redacted in `lines`, in place; only the lines
+    with a secret are touched (a key block is the one secret that spans lines)."""
     touched: dict[int, tuple[str, list[tuple[int, int]]]] = {}  # a line: its plain text, its spans
-    index, counted = first, 0  # the line of the last span's start, and where counting newlines stopped
+    index, counted = 0, 0  # the line of the last span's start, and where counting newlines stopped
     for start, end in found:
         index += plain.count("\n", counted, start)
         counted = start

@@ -26,25 +26,22 @@ class Scanner:
     """A database of expressions (bytes regexes without lookaround; `^` and `$` match at line ends), each with an id
     (ids may repeat). An expression must not match a newline."""
 
-    def __init__(self, expressions: list[tuple[int, str]]) -> None:
+    def __init__(self, expressions: list[tuple[int, str]], single: bool = False) -> None:
+        """`single`: each expression reports its first match only (for `matches`)."""
         self._database = hyperscan.Database()
         self._database.compile(expressions=[expression.encode() for _, expression in expressions],
                                ids=[ident for ident, _ in expressions], elements=len(expressions),
-                               flags=hyperscan.HS_FLAG_MULTILINE)
+                               flags=hyperscan.HS_FLAG_MULTILINE | (hyperscan.HS_FLAG_SINGLEMATCH if single else 0))
         self._scratch = threading.local()  # a scan needs scratch space of its own in each thread
+
+    def matches(self, data: bytes) -> bool:
+        """Whether an expression matches somewhere in `data`."""
+        return bool(self._hits(data))
 
     def lines(self, data: bytes) -> list[tuple[int, int, set[int]]]:
         """(start, end, ids) of each line of `data` (UTF-8) with a match: where it starts and ends, in bytes, and the
         ids of the expressions that matched it."""
-        hits: list[tuple[int, int]] = []
-
-        def hit(ident: int, _start: int, end: int, _flags: int, _context: object) -> None:
-            hits.append((end, ident))
-
-        scratch = getattr(self._scratch, "space", None)
-        if scratch is None:
-            scratch = self._scratch.space = self._database.scratch.clone()
-        self._database.scan(data, match_event_handler=hit, scratch=scratch)
+        hits = self._hits(data)
         hits.sort()
         found: list[tuple[int, int, set[int]]] = []
         line_end = -1
@@ -56,13 +53,25 @@ class Scanner:
             found[-1][2].add(ident)
         return found
 
+    def _hits(self, data: bytes) -> list[tuple[int, int]]:
+        hits: list[tuple[int, int]] = []  # (end, id)
 
-def scanner(expressions: list[tuple[int, str]]) -> Scanner | None:
+        def hit(ident: int, _start: int, end: int, _flags: int, _context: object) -> None:
+            hits.append((end, ident))
+
+        scratch = getattr(self._scratch, "space", None)
+        if scratch is None:
+            scratch = self._scratch.space = self._database.scratch.clone()
+        self._database.scan(data, match_event_handler=hit, scratch=scratch)
+        return hits
+
+
+def scanner(expressions: list[tuple[int, str]], single: bool = False) -> Scanner | None:
     """A Scanner, or None without Hyperscan (or if it cannot compile here: a CPU it does not support)."""
     if hyperscan is None:
         return None
     try:
-        return Scanner(expressions)
+        return Scanner(expressions, single)
     except hyperscan.error as error:
         log.warning("the console's scans run without Hyperscan, more slowly: %s", error)
         return None

@@ -4,8 +4,10 @@ repeated lines into one with a count, and count test results. Each stage passes 
 Memory stays bounded whatever the input."""
 
 import codecs
+import operator
 import re
 from dataclasses import dataclass
+from itertools import count, islice
 
 from desktop.console import ansi
 from desktop.console.redact import Redactor
@@ -73,10 +75,18 @@ class ConsoleStream:
         if not self._lines_wanted:
             return []
         self._redactor.redact_lines(lines, plain)
-        changed: list[Line] = []
+        return self._fold(self._shown(lines), first_raw)
+
+    def _fold(self, lines: list[str], first_raw: int) -> list[Line]:
+        """Console lines from shown lines: a line the same as the one before it adds to that one's count."""
         last, index = self._last, self._lines
+        if not any(map(operator.eq, lines, islice(lines, 1, None))) and (last is None or lines[0] != last.text):
+            changed = list(map(Line, range(index, index + len(lines)), lines, count(first_raw)))  # no repeats
+            self._last, self._lines = changed[-1], index + len(lines)
+            return changed
+        changed = []
         last_text = last.text if last is not None else None
-        for raw, line in enumerate(self._shown(lines), first_raw):
+        for raw, line in enumerate(lines, first_raw):
             if line == last_text and last is not None:
                 last.count += 1
                 if not changed or changed[-1] is not last:

@@ -103,12 +103,18 @@ BY_PATTERN: list[list[str]] = [
 
 
 assert len(BY_PATTERN) == len(PATTERNS), "a trigger list for each pattern"
-SCANNER = scanner([(index, trigger) for index, triggers in enumerate(BY_PATTERN) for trigger in triggers])
+# two more ids: redact.py's key blocks (KEY_START) and unnamed Azure keys (PADDED_KEY)
+KEY_ID, PADDED_ID = len(PATTERNS), len(PATTERNS) + 1
+KEY_STARTS = [r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY", r"MII[A-Za-z0-9+/]{3}(?:IBA|BOBgkqhkiG9w0BBQ0w)",
+              r"MIG[A-Za-z0-9+/]AgEA", r"MHcCAQEE"]
+SCANNER = scanner([(index, trigger) for index, triggers in enumerate(BY_PATTERN) for trigger in triggers]
+                  + [(KEY_ID, trigger) for trigger in KEY_STARTS] + [(PADDED_ID, r"[A-Za-z0-9+/]{86}==")])
 
 
 def candidates(text: str) -> Iterator[tuple[int, int, set[int]]]:
-    """(start, end, patterns) of each line of `text` a trigger matched: where the line starts and ends in `text`, and
-    the indices of the patterns whose triggers matched it. SCANNER must not be None."""
+    """(start, end, ids) of each line of `text` a trigger matched: where the line starts and ends in `text`, and the
+    indices of the patterns whose triggers matched it (KEY_ID: a key block may start there, PADDED_ID: a padded
+    key may end there). SCANNER must not be None."""
     assert SCANNER is not None
     data = utf8(text)
     return in_chars(text, data, SCANNER.lines(data))
