@@ -58,9 +58,12 @@ def clean_line(line: str) -> str:
     return NOT_SGR.sub("", final_state(line))
 
 
-def _cleaned(line: str) -> tuple[str, str]:
-    """`clean_line(line)`, and that without colour codes (what ESCAPE leaves: it takes SGR codes too)."""
+def _cleaned(line: str, controls: bool) -> tuple[str, str]:
+    """`clean_line(line)`, and that without colour codes (what ESCAPE leaves: it takes SGR codes too). `controls`:
+    the line may hold a control other than a carriage return."""
     part = _last_part(line) if "\r" in line or "\x1b[" in line else line
+    if not controls and "\x1b" not in part and part.strip():  # a redrawn line that ends in plain text
+        return part, part
     bare = ESCAPE.sub("", part)
     if part is line or bare.strip():
         return NOT_SGR.sub("", part), bare
@@ -72,11 +75,12 @@ def clean(text: str, lines: list[str]) -> str:
     """`clean_line` for each of `lines` (`text` split at its newlines), in place, touching only the lines that need
     it; returns the cleaned text without colour codes. Whole-text passes find them: a line costs nothing else."""
     plain = strip_sgr(text)
+    controls = RARE is None or RARE.matches(utf8(plain))
     pieces: list[str] = []
     index, at = 0, 0  # the line of the last dirty one; where the text copied so far ends (both in `plain`)
-    for start, end in _dirty(plain):
+    for start, end in _dirty(plain, controls):
         index += plain.count("\n", at, start)
-        lines[index], bare = _cleaned(lines[index])
+        lines[index], bare = _cleaned(lines[index], controls)
         pieces += [plain[at:start], bare]
         at = end
     if not pieces:
@@ -85,9 +89,10 @@ def clean(text: str, lines: list[str]) -> str:
     return "".join(pieces)
 
 
-def _dirty(plain: str) -> Iterator[tuple[int, int]]:
-    """Where each line of `plain` that `clean_line` would change starts and ends."""
-    if RARE is not None and not RARE.matches(utf8(plain)):  # only carriage returns and escapes: str.find finds them
+def _dirty(plain: str, controls: bool) -> Iterator[tuple[int, int]]:
+    """Where each line of `plain` that `clean_line` would change starts and ends. Without `controls` (other than the
+    carriage return) str.find finds them: a carriage return or an escape that is no colour code."""
+    if not controls:
         cr, esc = plain.find("\r"), plain.find("\x1b")
         while cr >= 0 or esc >= 0:
             at = cr if esc < 0 or 0 <= cr < esc else esc
