@@ -469,7 +469,8 @@ def _list(home: Home, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        shown = [dict(r, prompt=one_line(r["prompt"], 50), state=state_word(r["state"], r["denied"])) for r in rows]
+        shown = [dict(r, prompt=one_line(r["prompt"], 50), state=state_word(r["state"], r.get("denied", False)))
+                 for r in rows]  # (an older daemon's rows have no "denied")
         print(_table(shown, ("id", "state", "agent", "requester", "prompt")))
     return 0
 
@@ -479,7 +480,7 @@ def _show(home: Home, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(row, indent=2))
         return 0
-    row["state"] = state_word(row["state"], row["denied"])
+    row["state"] = state_word(row["state"], row.get("denied", False))
     for key in SHOW_FIELDS:
         value = row.get(key)
         if value not in (None, [], ""):
@@ -505,7 +506,7 @@ def _action(verb: str) -> Callable[[Home, argparse.Namespace], int]:
     def act(home: Home, args: argparse.Namespace) -> int:
         row = _client(home).post(f"/api/requests/{args.id}/{verb}", {})
         note = " (stops at the next safe point)" if verb == "cancel" and row["state"] == "running" else ""
-        print(f"{row['id']} is {state_word(row['state'], row['denied'])}{note}")
+        print(f"{row['id']} is {state_word(row['state'], row.get('denied', False))}{note}")
         return 0
 
     return act

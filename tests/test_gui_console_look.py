@@ -110,6 +110,9 @@ def test_deny_waits_for_undo_and_a_denied_request_says_why(desktop: Any, qloop: 
     app, server = desktop
     app.denials.seconds = 1.5
 
+    def approvals() -> list[Any]:
+        return [n for n in server.shown if n.title.endswith("waits for your approval")]
+
     async def scenario() -> None:
         sarah = await person(app, "sarah")
         row = (await app.api.post("/api/requests", json={"agent": "shell", "prompt": "rm -rf build"},
@@ -117,15 +120,19 @@ def test_deny_waits_for_undo_and_a_denied_request_says_why(desktop: Any, qloop: 
         console = await app.open_console(("request", row["id"]))
         await until(lambda: console.approve_button.isVisible())
         assert "waits for your approval" in console.why.text() and not console.view.isVisible()
+        await until(lambda: len(approvals()) == 1)
         console.deny_button.click()
         await until(lambda: console.undo_button.isVisible() and not console.deny_button.isVisible())
-        assert console.undo_button.text().startswith("Denied R-") and console.undo_button.text().endswith("· Undo")
+        assert not console.review_button.isVisible() and not console.approve_button.isVisible()
+        await until(lambda: console.pill.text() == "denying…" and console.why.text().startswith("Denied: it is final"))
         await until(lambda: any(n.title.startswith("Denied R-") for n in server.shown))
         denied_note = next(n for n in server.shown if n.title.startswith("Denied R-"))
         assert "Undo" in denied_note.actions.values()
+        await until(lambda: approvals()[0].closed_by_app)  # no live Approve and Deny beside the Denied notice
         server.click(denied_note, "Undo")  # from the notification
         await until(lambda: console.approve_button.isVisible() and not console.undo_button.isVisible())
-        await until(lambda: len([n for n in server.shown if n.title.endswith("waits for your approval")]) == 2)
+        await until(lambda: len(approvals()) == 2)  # it waits again, and says so once
+        assert [n.closed_by_app for n in approvals()] == [True, False]
         deadline = asyncio.get_running_loop().time() + 2 * app.denials.seconds
         while asyncio.get_running_loop().time() < deadline:  # past the time the Deny would have become final
             assert (await app.api.get(f"/api/requests/{row['id']}")).json()["state"] == "pending"
@@ -198,4 +205,110 @@ def test_windows_follow_a_dark_system_palette_and_open_centred(desktop: Any, qlo
             console.grab().save(str(SHOTS / f"console-{scheme.name.lower()}.png"))
 
     SHOTS.mkdir(parents=True, exist_ok=True)
+    run(qloop, scenario())
+
+
+def test_a_deny_waiting_for_undo_is_dropped_when_answered_elsewhere_and_sent_at_once_before_expiry(
+        desktop: Any, qloop: Any) -> None:
+    """The requester cancels while the owner's Deny waits: the Deny has nothing left to do (no error, no "denied").
+    A request whose approval runs out sooner than the Undo time is denied at once, not left to expire."""
+    from tests.gui_fixture import person
+
+    app, server = desktop
+    app.denials.seconds = 600
+
+    async def scenario() -> None:
+        sarah = await person(app, "sarah")
+        row = (await app.api.post("/api/requests", json={"agent": "shell", "prompt": "echo 1"}, headers=sarah)).json()
+        await app.act("deny", row["id"])
+        assert app.denials.waiting(row["id"])
+        await until(lambda: app.tray.shown is not None and app.tray.shown.status == "1 denied")
+        assert app.tray.shown.waiting == 0, "no badge: nothing waits for the owner"
+        await app.api.post(f"/api/requests/{row['id']}/cancel", json={}, headers=sarah)
+        await until(lambda: not app.denials.waiting(row["id"]))
+        await until(lambda: [n for n in server.shown if n.title.startswith("Denied R-")][-1].closed_by_app)
+        cancelled = (await app.api.get(f"/api/requests/{row['id']}")).json()
+        assert cancelled["state"] == "cancelled" and not cancelled["denied"]
+        assert not any("cannot be denied" in message for _, message in app.tray.balloons)
+
+        await app.api.post("/api/settings", json={"key": "approval_ttl", "value": "1m"})
+        soon = (await app.api.post("/api/requests", json={"agent": "shell", "prompt": "echo 2"}, headers=sarah)).json()
+        await app.act("deny", soon["id"])  # a minute left, ten to undo: at once
+        assert not app.denials.waiting(soon["id"])
+        denied = await wait_state(app, soon["id"], "cancelled", 10)
+        assert denied["denied"]
+
+    run(qloop, scenario())
+
+
+def test_the_tray_shows_a_deny_waiting_for_undo_and_undoes_it(desktop: Any, qloop: Any) -> None:
+    from tests.gui_fixture import person
+    from tests.test_gui_tray import actions
+
+    app, _ = desktop
+    app.denials.seconds = 600
+
+    async def scenario() -> None:
+        sarah = await person(app, "sarah")
+        row = (await app.api.post("/api/requests", json={"agent": "shell", "prompt": "echo 1"}, headers=sarah)).json()
+        short = f"R-{row['id'][-2:]}"
+        await until(lambda: any(k.startswith(short) and k.endswith("/ Deny") for k in actions(app.tray.menu)))
+        next(v for k, v in actions(app.tray.menu).items() if k.startswith(short) and k.endswith("/ Deny")).trigger()
+        await until(lambda: any(k.startswith(short) and k.endswith("/ Undo deny") for k in actions(app.tray.menu)))
+        assert not any(k.startswith(short) and k.endswith(("/ Approve", "/ Deny")) for k in actions(app.tray.menu))
+        assert "denied (Undo in the menu)" in app.tray.toolTip() and app.tray.shown.state != "waiting"
+        undo = next(v for k, v in actions(app.tray.menu).items() if k.startswith(short) and k.endswith("/ Undo deny"))
+        undo.trigger()
+        await until(lambda: any(k.startswith(short) and k.endswith("/ Approve") for k in actions(app.tray.menu)))
+        assert app.tray.shown.state == "waiting" and not app.denials.waiting(row["id"])
+        assert (await app.api.get(f"/api/requests/{row['id']}")).json()["state"] == "pending"
+
+    run(qloop, scenario())
+
+
+def test_rows_fit_their_first_line_at_any_width_and_buttons_their_text_at_any_size(qapp: Any) -> None:
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from desktop.gui.rows import RowText
+    from desktop.gui.work_list import GAP, WorkList, _first_line
+
+    text = RowText("T3 · integration-runner", "running, no output for 123 min", "running", "✓ 4120 ✘ 23 · 1 h 02 min",
+                   "npm test")
+    metrics = QFontMetrics(QFont())
+    for width in (120, 200, 280, 380, 600):
+        head, pill, extra = _first_line(metrics, text, width)
+        used = head + GAP + metrics.horizontalAdvance(pill) + 14 + (GAP + metrics.horizontalAdvance(extra) if extra
+                                                                    else 0)
+        assert used <= width and head >= 0, (width, head, pill, extra)
+        assert head >= metrics.horizontalAdvance("T3 ·") or width < 160, "the ID stays in sight"
+    big = QFont()
+    big.setPointSize(20)
+    qapp.setFont(big)
+    try:
+        work = WorkList()
+        work.show_work([{"id": "R20261129-01", "state": "failed", "agent": "shell", "requester": "sam",
+                         "prompt": "exit 1", "created_at": "2026-11-29T10:00:00+00:00", "exit_code": 1}], [])
+        retry = work.button_of("R20261129-01")
+        assert retry is not None and retry.width() >= retry.fontMetrics().horizontalAdvance("Retry") + 8
+    finally:
+        qapp.setFont(QFont())
+
+
+def test_a_title_with_markup_is_shown_as_text_in_the_consoles_tooltip(desktop: Any, qloop: Any) -> None:
+    from PySide6.QtGui import Qt, QTextDocument
+
+    from desktop.gui.rows import request_text
+
+    app, _ = desktop
+
+    async def scenario() -> None:
+        console = await app.open_console()
+        row = {"id": "R20261129-01", "state": "pending", "agent": "S1", "requester": "x", "prompt": "echo",
+               "session": {"parent_title": '<img src="x" width=900>Approve me'}, "via_model": "<b>gpt</b>"}
+        console._show_title(request_text(row), row["prompt"])
+        tip = console.header.toolTip()
+        document = QTextDocument()
+        document.setHtml(tip) if Qt.mightBeRichText(tip) else document.setPlainText(tip)
+        assert '<img src="x" width=900>Approve me' in document.toPlainText() and "<b>gpt</b>" in document.toPlainText()
+
     run(qloop, scenario())

@@ -15,6 +15,7 @@ import os
 import signal
 import socket
 import sys
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import qasync  # type: ignore[import-untyped]
@@ -134,7 +135,7 @@ class TrayApp:
             self._shown = asked
             paused = self.settings.get("agents_paused") == "yes"
             self.tray.show_summary(summarize(requests, paused=paused, failed_unseen=self._failed_unseen,
-                                             tasks=answers[1].json()))
+                                             tasks=answers[1].json(), denying=self.denials.waiting))
         return requests
 
     async def act(self, verb: str, request_id: str) -> None:
@@ -143,12 +144,21 @@ class TrayApp:
             await self.open_console(("task" if verb == "open_task" else "request", request_id))
             return
         if verb == "deny":  # final in a few seconds; Undo (or Approve) before then takes it back
-            self.denials.deny(request_id)
+            row = (await self.api.get(f"/api/requests/{request_id}")).json()
+            if row.get("state") == "pending":
+                expires = row.get("expires_at")
+                left = (datetime.fromisoformat(expires) - datetime.now(UTC)).total_seconds() if expires else None
+                self.denials.deny(request_id, left)
+            else:  # answered a moment ago: what is now is shown
+                await self.refresh()
             return
         if verb == "undo":
             if not self.denials.undo(request_id) and request_id in self.denials.sent:
                 self.notices.in_balloon = None
                 self.tray.balloon("Coxswain", f"Too late to undo: {request_id} is denied")
+            return
+        if verb == "review" and self.denials.waiting(request_id):  # denied, Undo is in the console
+            await self.open_console(("request", request_id))
             return
         if verb == "review":
             if await self.open_card(request_id) is None:  # answered or expired a moment ago: say so, then show it
@@ -177,10 +187,12 @@ class TrayApp:
         again: its notification may have gone with the Deny clicked on it) or is final (the Undo goes)."""
         if self.console is not None and self.console.chosen == ("request", request_id):
             self.console.follow_soon()
+        self._refresh_soon()  # the tray shows it as denied, with Undo, or as it is again
         if what == "denied":
             card = self.cards.pop(request_id, None)
             if card is not None:
                 card.close()
+            self.work.start(self.notices.hide_approval(request_id))
             self.work.start(self.notices.show(denied_notice(request_id, self.denials.seconds)))
             return
         self.work.start(self.notices.withdraw_denied(request_id))
@@ -309,7 +321,9 @@ class TrayApp:
             await self.notices.show(await with_details(notice, self.api))
 
     async def _answered(self, request_id: str) -> None:
-        """Answered anywhere (here, the CLI, the API, a chat): the notification goes, the card closes."""
+        """Answered anywhere (here, the CLI, the API, a chat): the notification goes, the card closes, a Deny waiting
+        for its Undo has nothing left to do."""
+        self.denials.drop(request_id)
         card = self.cards.pop(request_id, None)
         if card is not None:
             card.close()

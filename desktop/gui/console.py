@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from PySide6 import QtGui
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
@@ -86,7 +87,7 @@ class ConsoleWindow(QWidget):
         self.why.setWordWrap(True)
         self.why.setAlignment(Qt.AlignmentFlag.AlignCenter)
         style.kind(self.why, "empty")
-        self.undo_button = QPushButton("Undo")  # a Deny waits a few seconds for this before it is final
+        self.undo_button = QPushButton("Undo Deny")  # a Deny waits a few seconds for this before it is final
         self.undo_button.clicked.connect(lambda: self._answer("undo"))
         self.timeline = QListWidget()
         self.timeline.setMaximumHeight(150)
@@ -172,7 +173,7 @@ class ConsoleWindow(QWidget):
         if asked < self._shown:  # a newer refresh has shown what is now; this answer is older
             return
         self._shown = asked
-        self.list.show_work(requests, tasks)
+        self.list.show_work(requests, tasks, self._denying)
         self.right.setCurrentIndex(0 if self.chosen is None and not requests and not tasks else 1)
         if self.chosen and self.chosen[0] == "task":
             task = next((t for t in tasks if t["id"] == self.chosen[1]), None)
@@ -224,7 +225,7 @@ class ConsoleWindow(QWidget):
     def _show_title(self, row: RowText, what: str) -> None:
         self.right.setCurrentIndex(1)
         self.header.setText(row.head)
-        self.header.setToolTip(row.plain)
+        self.header.setToolTip(QtGui.Qt.convertFromPlainText(row.plain))  # a tag in a title would make it rich text
         self.pill.setText(row.pill)
         colour = style.state_colour(row.colour)
         self.pill.setStyleSheet(f"color: {colour}; border: 1px solid {colour}; border-radius: 9px; padding: 1px 8px;")
@@ -281,18 +282,16 @@ class ConsoleWindow(QWidget):
     def _show_request_state(self, request: dict[str, Any]) -> None:
         """Its timeline and progress; Cancel and once-a-second polling while it can still change."""
         self._request_state = request["state"]
-        self._show_title(request_text(request), request["prompt"])
-        can_change = request["state"] in ("pending", "approved", "running")
         waits = request["state"] == "pending"
         denying = waits and self._denying(request["id"])
+        self._show_title(request_text(request, denying=denying), request["prompt"])
+        can_change = request["state"] in ("pending", "approved", "running")
         self.stop_button.setVisible(can_change and not waits)  # what waits for the owner is denied, not cancelled
-        for button in (self.approve_button, self.deny_button):
+        for button in (self.approve_button, self.deny_button, self.review_button):
             button.setVisible(waits and not denying)
-        self.review_button.setVisible(waits)
         self.undo_button.setVisible(denying)
-        self.undo_button.setText(f"Denied {request_text(request).head.split(' · ')[0]} · Undo" if denying else "Undo")
         self._set_live(can_change)
-        self._say_why(request)
+        self._say_why(request, denying)
         self.timeline.clear()
         for entry in request.get("timeline") or []:
             at = style.when(entry["at"], seconds=True)
@@ -302,7 +301,7 @@ class ConsoleWindow(QWidget):
         self.progress.setVisible(request.get("progress") is not None)
         self.progress.setValue(round(request.get("progress") or 0))
 
-    def _say_why(self, request: dict[str, Any]) -> None:
+    def _say_why(self, request: dict[str, Any], denying: bool) -> None:
         """A request that printed nothing shows why instead of an empty console (denied, waiting, cancelled …)."""
         empty = self.view.lines_shown == 0 and request["state"] != "running"
         if empty:
@@ -310,7 +309,9 @@ class ConsoleWindow(QWidget):
             last = timeline[-1] if timeline else None
             said = f"{visible(last['text'])} at {style.when(last['at'])}" if last else request["state"]
             never = "" if request.get("started_at") else " It never ran."
-            if request["state"] == "pending":
+            if denying:
+                said, never = "Denied: it is final in a few seconds, unless you Undo.", ""
+            elif request["state"] == "pending":
                 said, never = "It waits for your approval: Approve, Deny, or Review… to read all of it.", ""
             elif request["state"] == "approved":
                 said, never = "Approved: it waits for its turn in the agent's queue.", ""

@@ -168,6 +168,10 @@ class Notices:
         self._answered[request_id] = None
         while len(self._answered) > REMEMBERED:
             del self._answered[next(iter(self._answered))]
+        await self.hide_approval(request_id)
+
+    async def hide_approval(self, request_id: str) -> None:
+        """The approval notification goes while the request still waits (a Deny waits for its Undo)."""
         identifier = self._approvals.pop(request_id, None)
         if identifier is not None:
             await self._native.withdraw(identifier)

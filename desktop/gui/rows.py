@@ -27,17 +27,17 @@ class RowText:
         return f"{first}\n{self.body}"
 
 
-def request_text(request: dict[str, Any], today: date | None = None) -> RowText:
+def request_text(request: dict[str, Any], today: date | None = None, denying: bool = False) -> RowText:
     """A request; a prompt an agent sent to a session it started reads 'R-08 · S1 · via agent · Release checks
-    [claude-opus-4]' (the badge: the agent's model)."""
+    [claude-opus-4]' (the badge: the agent's model). `denying`: the owner's Deny waits for its Undo."""
     today = today or datetime.now(UTC).date()
     session = request.get("session")
     who = ["via agent", one_line(session["parent_title"], 60)] if session else [visible(request["requester"])]
     head = " · ".join([short_form(request["id"], today), visible(request["agent"]), *who])
     if request.get("via_model"):
         head += f" [{visible(request['via_model'])}]"
-    word = state_word(request["state"], bool(request.get("denied")))
-    pill = word
+    pending_deny = denying and request["state"] == "pending"
+    pill = "denying…" if pending_deny else state_word(request["state"], bool(request.get("denied")))
     if request["state"] == "running" and request.get("progress") is not None:
         pill += f" {request['progress']:.0f}%"
     extra = [f"exit {request['exit_code']}"] if request["state"] == "failed" and request.get("exit_code") else []
@@ -45,6 +45,7 @@ def request_text(request: dict[str, Any], today: date | None = None) -> RowText:
     if request["state"] in FINISHED and took is not None:
         extra.append(duration(took))
     colour = {"approved": "running", "cancelled": "ended", "expired": "failed"}.get(request["state"], request["state"])
+    colour = "ended" if pending_deny else colour
     return RowText(head, pill, colour, " · ".join(extra), one_line(request.get("prompt", ""), 60))
 
 

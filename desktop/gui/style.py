@@ -2,6 +2,7 @@
 spacing, as a stylesheet over Fusion that follows the system's light or dark palette. Also where windows open and how
 times read, so every window does both the same way."""
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -11,6 +12,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from desktop.resources import resource
 
+ZONE = re.compile(r"[\s,]*[(\[]?t+[)\]]?")  # a time format's zone (t … tttt), with its brackets and the comma before
 CHECK = resource("check.svg").as_posix()  # a checked box's mark (a styled indicator draws none of its own)
 
 
@@ -34,7 +36,15 @@ DARK = Colours(bg="#0d1117", fg="#e6edf3", muted="#9198a1", line="#30363d", card
 
 
 def dark() -> bool:
-    return QGuiApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
+    """Whether the system is dark: as its theme says, else as its palette looked before this one was set (a dark
+    palette from qt6ct, Kvantum or a desktop Qt has no theme plugin for)."""
+    scheme = QGuiApplication.styleHints().colorScheme()
+    if scheme != Qt.ColorScheme.Unknown:
+        return scheme == Qt.ColorScheme.Dark
+    return _system_window_lightness < 128
+
+
+_system_window_lightness = 255  # the system palette's window, read once before the room's palette replaces it
 
 
 def colours() -> Colours:
@@ -50,11 +60,13 @@ def state_colour(word: str) -> str:
 
 def apply(app: QApplication) -> None:
     """Fusion with the room's palette and stylesheet, light or dark as the system is (again when it changes)."""
-    app.setStyle("Fusion")
-    _paint(app)
+    global _system_window_lightness
     if not app.property("coxswain_styled"):
         app.setProperty("coxswain_styled", True)
+        _system_window_lightness = app.palette().color(QPalette.ColorRole.Window).lightness()
         app.styleHints().colorSchemeChanged.connect(lambda _scheme: _paint(app))
+    app.setStyle("Fusion")
+    _paint(app)
 
 
 def _paint(app: QApplication) -> None:
@@ -129,7 +141,8 @@ def when(iso: str, seconds: bool = False, now: datetime | None = None) -> str:
 
 
 def _time_format(locale: QLocale, seconds: bool) -> str:
-    """The locale's short time format, or its long one without the time zone ("HH:mm:ss t" → "HH:mm:ss")."""
+    """The locale's short time format, or its long one without the time zone and what encloses or leads to it
+    ("HH:mm:ss t", "H:mm:ss (tttt)", "H:mm:ss, tttt", "Aph:mm:ss [tttt]" → the time alone)."""
     if not seconds:
         return locale.timeFormat(QLocale.FormatType.ShortFormat)
-    return locale.timeFormat(QLocale.FormatType.LongFormat).replace("t", "").strip()
+    return ZONE.sub("", locale.timeFormat(QLocale.FormatType.LongFormat)).strip()

@@ -1,6 +1,7 @@
 """What the tray shows at a glance, worked out from the daemon's request and task lists (no Qt here); and the rows
 the console shows for them."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
@@ -18,7 +19,7 @@ class Entry:
 
     kind: str  # request | task
     item_id: str
-    state: str  # a request's pending | running; a task's running | stopping
+    state: str  # a request's pending | denying (a Deny waits for its Undo) | running; a task's running | stopping
     line: str  # which and whose: "R-07 · api · sarah · 60%", "T3 · api"
     text: str  # what it does, as sent: the prompt, or the task's description (else its command)
     started: datetime | None = None
@@ -33,6 +34,8 @@ class Entry:
         parts = [self.line, *([one_line(self.text, 30)] if self.kind == "task" else [])]
         if self.state == "pending":
             parts.append("waiting for approval")
+        elif self.state == "denying":
+            parts.append("denied (Undo in the menu)")
         elif self.state == "stopping":
             parts.append("stopping")
         elif self.started is not None:
@@ -56,7 +59,7 @@ class TraySummary:
         if self.state == "starting":
             return "starting"
         return ("paused" if self.paused else "failed" if self.failed
-                else "running" if len(self.entries) > self.waiting else "idle")
+                else "running" if any(e.state in ("running", "stopping") for e in self.entries) else "idle")
 
     @property
     def status(self) -> str:
@@ -67,6 +70,8 @@ class TraySummary:
         tasks = sum(1 for e in self.entries if e.kind == "task")
         parts = ["paused"] if self.paused else []
         parts += [f"{self.waiting} waiting"] if self.waiting else []
+        denying = sum(1 for e in self.entries if e.state == "denying")
+        parts += [f"{denying} denied"] if denying else []
         parts += [f"{requests} running"] if requests else []
         parts += [f"{tasks} task{'s' if tasks != 1 else ''}"] if tasks else []
         parts += ["something failed"] if self.failed else []
@@ -83,19 +88,23 @@ class TraySummary:
 
 
 def summarize(requests: list[dict[str, Any]], paused: bool = False, failed_unseen: bool = False,
-              today: date | None = None, tasks: list[dict[str, Any]] | None = None) -> TraySummary:
-    waiting = [r for r in requests if r["state"] == "pending"]
+              today: date | None = None, tasks: list[dict[str, Any]] | None = None,
+              denying: Callable[[str], bool] = lambda _request_id: False) -> TraySummary:
+    """`denying(id)`: the owner denied it and the Deny waits for its Undo (it no longer waits for the owner)."""
+    pending = [r for r in requests if r["state"] == "pending"]
+    waiting = [r for r in pending if not denying(r["id"])]
     running = [r for r in requests if r["state"] == "running"]
     today = today or datetime.now(UTC).date()
-    entries = [Entry("request", r["id"], r["state"], _line(r, today), r.get("prompt", ""), _time(r.get("started_at")))
-               for r in waiting + running]
+    entries = [Entry("request", r["id"], "denying" if denying(r["id"]) else r["state"], _line(r, today),
+                     r.get("prompt", ""), _time(r.get("started_at")))
+               for r in [*waiting, *(r for r in pending if denying(r["id"])), *running]]
     background = [t for t in tasks or [] if t["state"] != "ended" and t.get("kind") != "request"]  # not a turn
     entries += [Entry("task", t["id"], t["state"], _task_line(t), t.get("description") or t.get("command", ""),
                       _time(t.get("started_at"))) for t in background]
     known = [r["progress"] for r in running if r.get("progress") is not None]
     progress = sum(known) / len(known) if known else None
     state = ("paused" if paused else "waiting" if waiting else "failed" if failed_unseen
-             else "running" if len(entries) > len(waiting) else "idle")
+             else "running" if any(e.state in ("running", "stopping") for e in entries) else "idle")
     return TraySummary(state, len(waiting), progress, entries, paused, failed_unseen)
 
 

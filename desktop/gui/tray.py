@@ -113,9 +113,11 @@ class Tray(QSystemTrayIcon):
         self.status_action.setText(self._fit(status[:1].upper() + status[1:], submenu=False))
         self.menu.addAction(self.status_action)
         waiting = [e for e in summary.entries if e.state == "pending"]
+        denying = [e for e in summary.entries if e.state == "denying"]
         running = [e for e in summary.entries if e.kind == "request" and e.state == "running"]
         tasks = [e for e in summary.entries if e.kind == "task"]
         for title, entries, shown in ((f"Waiting for you ({len(waiting)})", waiting, SHOWN["pending"]),
+                                      ("Denied: Undo for a few seconds", denying, SHOWN["pending"]),
                                       ("Running", running, SHOWN["running"]),
                                       ("Background tasks", tasks, SHOWN["task"])):
             if entries:
@@ -160,6 +162,8 @@ class Tray(QSystemTrayIcon):
             self._action(item, "Review…", "review", entry.item_id)  # the approval card: all of it, then decide
             item.addSeparator()  # Deny apart, last (and it waits a few seconds for Undo)
             self._action(item, "Deny", "deny", entry.item_id)
+        elif entry.state == "denying":
+            self._action(item, "Undo deny", "undo", entry.item_id)
         elif entry.kind == "request":
             self._action(item, "Open in console", "open", entry.item_id)
             self._action(item, "Cancel", "cancel", entry.item_id)

@@ -3,6 +3,7 @@
 then the prompt), with Stop on a running task's row and Retry on a failed request's. The prompts an agent sent to
 sessions it started sit indented under its request, under a header per group that sums up what runs and waits there."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +29,7 @@ from desktop.gui.summary import requests_line, sessions_line, tasks_line
 ROLE = Qt.ItemDataRole.UserRole
 TEXT_ROLE = Qt.ItemDataRole.UserRole + 1  # a two-line row's RowText
 WIDTH = 380  # the list's width as it opens; the splitter gives the rest to the console
-BUTTON = QSize(64, 26)
+GAP = 8  # between the head, the pill and the extra text
 
 
 @dataclass
@@ -63,10 +64,11 @@ class WorkList(QTreeWidget):
         self.addTopLevelItems([self.requests_group, self.tasks_group])
         self.itemSelectionChanged.connect(self._picked)
 
-    def show_work(self, requests: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> None:
+    def show_work(self, requests: list[dict[str, Any]], tasks: list[dict[str, Any]],
+                  denying: Callable[[str], bool] = lambda _request_id: False) -> None:
         self.requests_group.setText(0, f"Requests — {requests_line(requests)}")
         self.tasks_group.setText(0, tasks_line(tasks))
-        self._fill(self.requests_group, request_rows(requests))
+        self._fill(self.requests_group, request_rows(requests, denying))
         self._fill(self.tasks_group, [Row("task", t["id"], task_text(t), "Stop" if t["state"] == "running" else "")
                                       for t in tasks])
         self.tasks_group.setExpanded(any(t["state"] != "ended" for t in tasks) or self.tasks_group.isExpanded())
@@ -119,7 +121,7 @@ class WorkList(QTreeWidget):
             self.removeItemWidget(item, 1)
         if row.button:
             button = QPushButton(row.button)
-            button.setFixedSize(BUTTON)
+            button.setFixedSize(button.sizeHint())  # as its text needs in this font, whatever the font's size
             signal = self.stop_asked if row.button == "Stop" else self.retry_asked
             button.clicked.connect(lambda _=False, item_id=row.item_id: signal.emit(item_id))
             holder = QWidget()
@@ -157,7 +159,8 @@ class WorkList(QTreeWidget):
             self.chosen.emit(*picked)
 
 
-def request_rows(requests: list[dict[str, Any]]) -> list[Row]:
+def request_rows(requests: list[dict[str, Any]], denying: Callable[[str], bool] = lambda _request_id: False
+                 ) -> list[Row]:
     """Each request a row, newest first; a prompt sent to a session under the request that sent it, in a header per
     group (a prompt whose sender is not listed stands on its own)."""
     requests = sorted(requests, key=lambda r: (r["created_at"], r["id"]), reverse=True)  # newest first, as everywhere
@@ -170,7 +173,8 @@ def request_rows(requests: list[dict[str, Any]]) -> list[Row]:
     for request in requests:
         if request.get("parent_id") in listed:
             continue
-        row = Row("request", request["id"], request_text(request), "Retry" if request["state"] == "failed" else "")
+        row = Row("request", request["id"], request_text(request, denying=denying(request["id"])),
+                  "Retry" if request["state"] == "failed" else "")
         groups: dict[str | None, list[dict[str, Any]]] = {}
         for prompt in reversed(sent.get(request["id"], [])):  # oldest first under the sender
             groups.setdefault((prompt.get("session") or {}).get("group"), []).append(prompt)
@@ -209,26 +213,39 @@ class TwoLines(QStyledItemDelegate):
         left, top, right = rect.left() + 4, rect.top() + 5, rect.right() - 4
         fg = palette.highlightedText().color() if selected else QColor(c.fg)
         muted = fg if selected else QColor(c.muted)
-        extra_width = metrics.horizontalAdvance(text.extra) if text.extra else 0
-        pill_width = metrics.horizontalAdvance(text.pill) + 14
-        head_room = max(0, right - left - pill_width - extra_width - 16)
+        head_room, pill_text, extra = _first_line(metrics, text, right - left)
         head = metrics.elidedText(text.head, Qt.TextElideMode.ElideRight, head_room)
         painter.setPen(fg)
         painter.drawText(QRect(left, top, head_room, line), Qt.AlignmentFlag.AlignVCenter, head)
-        pill = QRect(left + metrics.horizontalAdvance(head) + 8, top, pill_width, line)
+        pill = QRect(left + metrics.horizontalAdvance(head) + GAP, top, metrics.horizontalAdvance(pill_text) + 14, line)
         colour = QColor(state_colour(text.colour))
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(colour if not selected else fg)
         painter.drawRoundedRect(pill.adjusted(0, 0, -1, -1), line / 2, line / 2)
-        painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, text.pill)
-        if text.extra:
+        painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, pill_text)
+        if extra:
             painter.setPen(muted)
-            painter.drawText(QRect(right - extra_width, top, extra_width, line), Qt.AlignmentFlag.AlignVCenter,
-                             text.extra)
+            extra_width = metrics.horizontalAdvance(extra)
+            painter.drawText(QRect(right - extra_width, top, extra_width, line), Qt.AlignmentFlag.AlignVCenter, extra)
         painter.setPen(muted)
         body = metrics.elidedText(text.body, Qt.TextElideMode.ElideRight, right - left)
         painter.drawText(QRect(left, top + line + 3, right - left, line), Qt.AlignmentFlag.AlignVCenter, body)
         painter.restore()
+
+
+def _first_line(metrics: QFontMetrics, text: RowText, width: int) -> tuple[int, str, str]:
+    """What fits on a row's first line: (room for the head, the pill's text, the extra text). The ID comes first, then
+    the pill (shortened if need be), then the extra, which goes when there is no room for it."""
+    least_head = metrics.horizontalAdvance(text.head.split(" · ")[0] + " ·")
+    pill, extra = text.pill, text.extra
+    pill_width = metrics.horizontalAdvance(pill) + 14
+    if least_head + GAP + pill_width + GAP + metrics.horizontalAdvance(extra) > width:
+        extra = ""
+    if least_head + GAP + pill_width > width:
+        pill = metrics.elidedText(pill, Qt.TextElideMode.ElideRight, max(0, width - least_head - GAP - 14))
+        pill_width = metrics.horizontalAdvance(pill) + 14
+    extra_width = metrics.horizontalAdvance(extra) + GAP if extra else 0
+    return max(0, width - pill_width - GAP - extra_width), pill, extra
 
 
 def _descendants(item: QTreeWidgetItem) -> list[QTreeWidgetItem]:
