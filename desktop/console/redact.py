@@ -165,6 +165,7 @@ def trigger_lines(text: str) -> Iterator[tuple[int, int, Set[int]]]:
         yield line_start, line_end, ALL_PATTERNS
 
 
+# the lines the patterns run on: those Hyperscan's triggers found, or without it those RE2's one trigger found
 _candidates: Callable[[str], Iterator[tuple[int, int, Set[int]]]] = candidates if SCANNER else trigger_lines
 
 
