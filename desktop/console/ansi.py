@@ -75,7 +75,8 @@ def clean(text: str, lines: list[str]) -> str:
     """`clean_line` for each of `lines` (`text` split at its newlines), in place, touching only the lines that need
     it; returns the cleaned text without colour codes. Whole-text passes find them: a line costs nothing else."""
     plain = strip_sgr(text)
-    controls = RARE is None or RARE.matches(utf8(plain))
+    rare = RARE()
+    controls = rare is None or rare.matches(utf8(plain))
     pieces: list[str] = []
     index, at = 0, 0  # the line of the last dirty one; where the text copied so far ends (both in `plain`)
     for start, end in _dirty(plain, controls):

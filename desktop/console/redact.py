@@ -10,7 +10,7 @@ around or inside a secret cannot hide it; the codes inside a redacted span are p
 colours after it stay right."""
 
 import re
-from collections.abc import Callable, Iterator, Set
+from collections.abc import Iterator, Set
 
 from desktop.console.ansi import SGR
 from desktop.console.redact_rules import GROUPS, PATTERNS, PREFIX, TRIGGER
@@ -166,7 +166,8 @@ def trigger_lines(text: str) -> Iterator[tuple[int, int, Set[int]]]:
 
 
 # the lines the patterns run on: those Hyperscan's triggers found, or without it those RE2's one trigger found
-_candidates: Callable[[str], Iterator[tuple[int, int, Set[int]]]] = candidates if SCANNER else trigger_lines
+def _candidates(text: str) -> Iterator[tuple[int, int, Set[int]]]:
+    return candidates(text) if SCANNER() is not None else trigger_lines(text)
 
 
 def _spans(text: str) -> tuple[list[tuple[int, int]], int | None]:

@@ -1,15 +1,18 @@
 """Whole reads scanned at once by Hyperscan (Vectorscan, built into the `hyperscan` wheel): which lines of a text
 hold a match of which expressions. Python then looks at those lines only. Where the wheel is missing (a platform
-without one) or cannot run, `scanner` gives None and the callers keep their slower pure-Python way."""
+without one) or cannot run, a scanner is None and the callers keep their slower pure-Python way. Hyperscan is loaded
+and a database compiled at its first use, not at import: an app with no output to read stays small (8 MB)."""
 
+import functools
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 log = logging.getLogger(__name__)
 
 
+@functools.cache
 def _hyperscan() -> Any:
     try:
         import hyperscan
@@ -19,15 +22,13 @@ def _hyperscan() -> Any:
     return hyperscan
 
 
-hyperscan = _hyperscan()
-
-
 class Scanner:
     """A database of expressions (bytes regexes without lookaround; `^` and `$` match at line ends), each with an id
     (ids may repeat). An expression must not match a newline."""
 
     def __init__(self, expressions: list[tuple[int, str]], single: bool = False) -> None:
         """`single`: each expression reports its first match only (for `matches`)."""
+        hyperscan = _hyperscan()
         self._database = hyperscan.Database()
         self._database.compile(expressions=[expression.encode() for _, expression in expressions],
                                ids=[ident for ident, _ in expressions], elements=len(expressions),
@@ -66,15 +67,22 @@ class Scanner:
         return hits
 
 
-def scanner(expressions: list[tuple[int, str]], single: bool = False) -> Scanner | None:
-    """A Scanner, or None without Hyperscan (or if it cannot compile here: a CPU it does not support)."""
-    if hyperscan is None:
-        return None
-    try:
-        return Scanner(expressions, single)
-    except hyperscan.error as error:
-        log.warning("the console's scans run without Hyperscan, more slowly: %s", error)
-        return None
+def scanner(expressions: list[tuple[int, str]], single: bool = False) -> Callable[[], Scanner | None]:
+    """The Scanner of these expressions, made at the first call: None without Hyperscan (or if it cannot compile
+    here: a CPU it does not support)."""
+
+    @functools.cache
+    def made() -> Scanner | None:
+        hyperscan = _hyperscan()
+        if hyperscan is None:
+            return None
+        try:
+            return Scanner(expressions, single)
+        except hyperscan.error as error:
+            log.warning("the console's scans run without Hyperscan, more slowly: %s", error)
+            return None
+
+    return made
 
 
 _last = threading.local()  # the last text encoded, in each thread: the same text is often scanned twice

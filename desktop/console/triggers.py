@@ -116,7 +116,8 @@ SCANNER = scanner([(index, trigger) for index, triggers in enumerate(BY_PATTERN)
 def candidates(text: str) -> Iterator[tuple[int, int, set[int]]]:
     """(start, end, ids) of each line of `text` a trigger matched: where the line starts and ends in `text`, and the
     indices of the patterns whose triggers matched it (KEY_ID: a key block may start there, PADDED_ID: a padded
-    key may end there). SCANNER must not be None."""
-    assert SCANNER is not None
+    key may end there). SCANNER() must not be None."""
+    made = SCANNER()
+    assert made is not None
     data = utf8(text)
-    return in_chars(text, data, SCANNER.lines(data))
+    return in_chars(text, data, made.lines(data))
