@@ -58,16 +58,17 @@ def run_on_a_pty(argv: list[str], cwd: Path, env: dict[str, str]) -> bytes:
     return bytes(output)
 
 
-def run_in(folder: str, argv: list[str], mode: str, tmp_path: Path, env: dict[str, str] | None = None) -> bytes:
+def run_in(folder: str, argv: list[str], mode: str, tmp_path: Path, env: dict[str, str] | None = None,
+           runners: Path = RUNNERS) -> bytes:
     """`argv` in a copy of the fixture `folder` ("plain": a pipe and NO_COLOR, "colour": a pipe and FORCE_COLOR,
-    "pty": a pseudo-terminal), its output and error output as one."""
+    "pty": a pseudo-terminal), with the `runners` (a node_modules) as its own, its output and error output as one."""
     assert Path(argv[0]).exists() or shutil.which(argv[0]), f"{argv[0]} is missing: run .ci/test-deps"
     project = tmp_path / "project"
     shutil.copytree(FIXTURES / folder, project)
     packages = [p.parent for p in project.glob("packages/*/package.json")] or [project]
     for package in packages:
-        (package / "node_modules").symlink_to(RUNNERS)
-    environment = {"PATH": f"{RUNNERS / '.bin'}:{os.environ['PATH']}", "HOME": str(tmp_path),
+        (package / "node_modules").symlink_to(runners)
+    environment = {"PATH": f"{runners / '.bin'}:{os.environ['PATH']}", "HOME": str(tmp_path),
                    "TERM": "xterm-256color", "COLUMNS": "120", "LANG": "C.UTF-8", "PYTHONPATH": "",
                    "TURBO_TELEMETRY_DISABLED": "1", "DO_NOT_TRACK": "1", **(env or {})}
     environment.update({"plain": {"NO_COLOR": "1"}, "colour": {"FORCE_COLOR": "1"}, "pty": {}}[mode])

@@ -126,6 +126,7 @@ def test_a_report_for_another_test_is_not_the_first_failures() -> None:
     ("fails on purpose", " FAIL  sample.test.js > fails on purpose"),
     ("fails on purpose", "alpha:test:  FAIL  sample.test.js > maths > fails on purpose"),
     ("Unhandled Rejection", "⎯⎯⎯⎯ Unhandled Rejection ⎯⎯⎯⎯⎯"),
+    ("Unhandled Error", "⎯⎯⎯⎯⎯⎯ Unhandled Error ⎯⎯⎯⎯⎯⎯⎯"),
     (CHROMIUM_FAILURE, f"  1) {CHROMIUM_FAILURE} ────────────────────"),
     ("sample.spec.js:5:1 › fails on purpose", "  12) sample.spec.js:5:1 › fails on purpose ─────────"),
     ("fails on purpose", "not ok 3 - fails on purpose"),
@@ -146,6 +147,7 @@ def test_failure_heading_finds_where_a_report_begins(name: str, heading: str) ->
     (CHROMIUM_FAILURE, f"    {CHROMIUM_FAILURE} ─────────────"),  # the summary's list of failures
     ("INTERNALERROR", "Some INTERNALERROR> text"),
     ("fails on purpose", "  ● fails on purpose too"),
+    ("Unhandled Error", "⎯⎯⎯⎯⎯⎯ Unhandled Errors ⎯⎯⎯⎯⎯⎯"),  # the section the reports are in, not one of them
 ])
 def test_failure_heading_skips_the_lines_that_only_name_a_failure(name: str, line: str) -> None:
     assert not failure_heading(name).search(line)
