@@ -16,8 +16,8 @@ from desktop.core.states import state_word
 from desktop.core.visible import one_line, visible
 from desktop.platform.paths import Home
 
-SHOW_FIELDS = ("id", "state", "agent", "requester", "prompt", "retry_of", "references", "session_ref", "progress",
-               "result", "exit_code", "created_at", "expires_at", "started_at", "ended_at")
+SHOW_FIELDS = ("id", "state", "agent", "requester", "prompt", "retry_of", "continuation_of", "references",
+               "session_ref", "progress", "result", "exit_code", "created_at", "expires_at", "started_at", "ended_at")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -43,10 +43,12 @@ from desktop.room.listener import RoomListener, not_of_this_computer
 from desktop.runtimes import builtin_runtimes
 from desktop.runtimes.base import Event, Runtime, SessionTools
 from desktop.runtimes.runner import write_atomically
+from desktop.store import directory
 from desktop.store import requests as requests_sql
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow, RequestRow
 from desktop.tasks.background import BackgroundTasks
+from desktop.tasks.continuations import CANCELLED, Continuations
 from desktop.tasks.runs import RequestRuns
 from desktop.tasks.supervisor import Supervisor
 
@@ -94,13 +96,17 @@ class Daemon:
                                 on_event=self._on_runtime_event,
                                 environment=lambda: {**os.environ, **self.secrets.environment()},
                                 tools_ready=self._tools_ready,
-                                stop_tasks=lambda request_id: self.tasks.stop_all_of(request_id, "request cancelled"))
+                                stop_tasks=lambda request_id: self.tasks.stop_all_of(request_id, CANCELLED))
         self.dispatcher = Dispatcher(self.store, self.ledger, self.runs.launch)
         down_since = self._last_heartbeat()
         if down_since is not None:
             self.runs.interrupt_running(f"the daemon was not running since {_clock_time(down_since)}")
+        self.continuations = Continuations(self.store, self.ledger, self._resumable, wall)
+        self.ledger.listeners.append(self.continuations.on_change)
+        self.continuations.drop_stale()  # before the tasks that ended while it was down are found: those wake
         self.tasks = BackgroundTasks(self.store, self.ledger, supervisor, self.home.tasks, self.events, wall,
-                                     self.clock.mono, environment=self.runs.agent_env)
+                                     self.clock.mono, environment=self.runs.agent_env,
+                                     on_ended=self.continuations.task_ended)
         self.tasks.reattach()
         await self.runs.reattach("the daemon restarted")
         self.sessions = Sessions(self.store, self.ledger, self.events, self.agents, self._runtime_missing, wall,
@@ -157,6 +163,7 @@ class Daemon:
             await self._mcp.close()
         await self.runs.close()
         await self.tasks.close()
+        self.continuations.close()
         self._beat()
         with contextlib.suppress(FileNotFoundError):
             self.home.daemon_json.unlink()
@@ -210,6 +217,12 @@ class Daemon:
                 raise Conflict("agent sessions need an agent CLI that can run here (Claude Code, Codex, Gemini CLI "
                                "or Copilot CLI, installed and signed in); none is yet")
 
+    def _resumable(self, agent: str) -> bool:
+        """Whether the agent's runtime continues a session (a background continuation's turn needs one)."""
+        row = directory.agent(self.store.conn, agent)
+        runtime = self.runtimes.get(row.runtime) if row is not None else None
+        return runtime is not None and runtime.resumable
+
     def _runtime_missing(self, runtime: str, options: dict[str, Any]) -> str | None:
         found = self.runtimes.get(runtime)
         if found is None:
@@ -255,7 +268,7 @@ class Daemon:
     def _on_change(self, request: RequestRow, action: Action) -> None:
         event = {"type": "request", "id": request.id, "state": request.state, "action": action.value,
                  "agent": request.agent, "requester": request.requester, "progress": request.progress,
-                 "denied": request.denied}
+                 "denied": request.denied, "continuation_of": request.continuation_of}
         if action == Action.ASK:
             asked = self.ledger.open_question(request.id)
             event["question"] = asked.text if asked else None

@@ -136,12 +136,14 @@ class RequestOut(BaseModel):
     via_model: str | None = None  # that agent's model (the prompt's badge)
     session: dict[str, Any] | None = None  # the session it was sent to (desktop.core.session_views.card)
     denied: bool = False  # cancelled by the owner's Deny: shown as "denied"
+    continuation_of: str | None = None  # a background continuation: woken by tasks this request's turn started
 
     @classmethod
     def of(cls, row: RequestRow, timeline: list[TimelineRow] | None = None,
            question: QuestionRow | None = None, session: dict[str, Any] | None = None) -> "RequestOut":
         return cls(
             parent_id=row.parent_id, via_model=row.via_model, session=session, denied=row.denied,
+            continuation_of=row.continuation_of,
             id=row.id, state=row.state, agent=row.agent, requester=row.requester, prompt=row.prompt,
             retry_of=row.retry_of, references=row.refs, session_ref=row.session_ref, progress=row.progress,
             result=row.result, exit_code=row.exit_code, cancel_requested=row.cancel_requested,

@@ -23,3 +23,13 @@ def format_duration(seconds: float) -> str:
         if seconds and seconds % size == 0:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+def how_long(seconds: float) -> str:
+    """How long something took, as a person reads it: '4 s', '2 min 14 s', '1 h 05 min'."""
+    whole = max(0, round(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"

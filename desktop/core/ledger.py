@@ -85,6 +85,15 @@ class Ledger:
         return self._create(caller, parent.requester, agent, prompt, refs, approved, text,
                             {"parent_id": parent.id, "via_model": via_model, "call_key": call_key}, prepare)
 
+    def create_continuation(self, origin: RequestRow, prompt: str, about: str, approved: bool,
+                            also: Also | None = None) -> RequestRow:
+        """A background continuation: the next turn of `origin`'s conversation, woken by what `about` names, for the
+        same person; approved with the conversation unless a loop guard wants the owner. `also` writes in the same
+        transaction (the tasks marked as having woken it: a restart never makes it twice)."""
+        text = f"background continuation of {origin.id}: {about}"
+        return self._create(SYSTEM, origin.requester, origin.agent, prompt, [], approved, text,
+                            {"continuation_of": origin.id}, also)
+
     def _create(self, actor: Actor, requester: str, agent: str, prompt: str, refs: list[str], approved: bool,
                 text: str, extra: dict[str, Any], prepare: Also | None = None) -> RequestRow:
         now = self._wall()

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
+from desktop.core.durations import how_long
 from desktop.core.ids import short_form
 from desktop.core.states import state_word
 from desktop.core.visible import one_line, visible
@@ -43,7 +44,7 @@ def request_text(request: dict[str, Any], today: date | None = None, denying: bo
     extra = [f"exit {request['exit_code']}"] if request["state"] == "failed" and request.get("exit_code") else []
     took = took_seconds(request.get("started_at"), request.get("ended_at"))
     if request["state"] in FINISHED and took is not None:
-        extra.append(duration(took))
+        extra.append(how_long(took))
     colour = {"approved": "running", "cancelled": "ended", "expired": "failed"}.get(request["state"], request["state"])
     colour = "ended" if pending_deny else colour
     return RowText(head, pill, colour, " · ".join(extra), one_line(request.get("prompt", ""), 60))
@@ -59,7 +60,7 @@ def task_text(task: dict[str, Any], with_chip: bool = True) -> RowText:
     took = took_seconds(task.get("started_at"), task.get("ended_at"))
     extra = [chip] if chip else []
     if task["state"] == "ended" and took is not None:
-        extra.append(duration(took))
+        extra.append(how_long(took))
     head = " · ".join(part for part in (task["id"], visible(task["agent"] or "")) if part)
     return RowText(head, task["status"], colour, " · ".join(extra),
                    one_line(task["description"] or task["command"], 60))
@@ -79,12 +80,3 @@ def took_seconds(started_at: str | None, ended_at: str | None) -> float | None:
         return None
     return (datetime.fromisoformat(ended_at) - datetime.fromisoformat(started_at)).total_seconds()
 
-
-def duration(seconds: float) -> str:
-    """'4 s', '2 min 14 s', '1 h 05 min'."""
-    whole = max(0, round(seconds))
-    if whole < 60:
-        return f"{whole} s"
-    if whole < 3600:
-        return f"{whole // 60} min {whole % 60:02d} s"
-    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"

@@ -57,6 +57,11 @@ def get(conn: sqlite3.Connection, request_id: str) -> RequestRow | None:
     return RequestRow.of(row) if row else None
 
 
+def continuations_of(conn: sqlite3.Connection, request_id: str) -> list[RequestRow]:
+    rows = conn.execute("SELECT * FROM requests WHERE continuation_of = ? ORDER BY created_at", (request_id,))
+    return [RequestRow.of(r) for r in rows]
+
+
 def listing(conn: sqlite3.Connection, *, state: str | None = None, requester: str | None = None,
             limit: int = 500) -> list[RequestRow]:
     where, params = [], []

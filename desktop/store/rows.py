@@ -31,6 +31,7 @@ class RequestRow:
     via_model: str | None = None  # that agent's model, shown as the prompt's badge
     call_key: str | None = None  # the tool call that sent it: the same call, repeated after a restart, sends once
     denied: bool = False  # cancelled by the owner's Deny: it reads "denied"
+    continuation_of: str | None = None  # a background continuation: the request whose turn started the tasks it reports
 
     @classmethod
     def of(cls, row: sqlite3.Row) -> "RequestRow":
@@ -105,6 +106,7 @@ class TaskRow:
     stopping_at: float | None = None
     stop_reason: str | None = None
     tests: str | None = None  # JSON: the test counts seen in its output
+    woke: str | None = None  # once ended: the continuation it woke (a request ID), or why none
 
 
 @dataclass(frozen=True)

@@ -203,4 +203,12 @@ MIGRATIONS: list[str] = [
     UPDATE requests SET denied = 1
         WHERE state = 'cancelled' AND id IN (SELECT request_id FROM audit WHERE action = 'deny');
     """,
+    # 8: background continuations: the turn a task's end woke (continuation_of: the request whose turn started it),
+    #    and what each ended task woke (a request ID, or why none; tasks that ended before this version woke none)
+    """
+    ALTER TABLE requests ADD COLUMN continuation_of TEXT REFERENCES requests(id);
+    CREATE INDEX requests_by_continuation ON requests(continuation_of);
+    ALTER TABLE tasks ADD COLUMN woke TEXT;
+    UPDATE tasks SET woke = 'ended before continuations' WHERE ended_at IS NOT NULL;
+    """,
 ]

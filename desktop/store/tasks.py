@@ -25,6 +25,13 @@ def turns(conn: sqlite3.Connection, request_id: str) -> list[TaskRow]:
 
 
 
+def not_woken(conn: sqlite3.Connection) -> list[TaskRow]:
+    """Commands and monitors that ended and have not woken their agent yet (nor been told why not)."""
+    rows = conn.execute("SELECT * FROM tasks WHERE kind IN ('command', 'monitor') AND ended_at IS NOT NULL "
+                        "AND woke IS NULL ORDER BY ended_at, rowid")
+    return [TaskRow(**dict(r)) for r in rows]
+
+
 def next_background_number(conn: sqlite3.Connection) -> int:
     row = conn.execute("SELECT COALESCE(MAX(CAST(SUBSTR(id, 2) AS INTEGER)), 0) + 1 FROM tasks "
                        "WHERE kind IN ('command', 'monitor')").fetchone()
@@ -51,7 +58,7 @@ def running(conn: sqlite3.Connection) -> list[TaskRow]:
 
 
 def update(conn: sqlite3.Connection, task_id: str, fields: dict[str, object]) -> None:
-    allowed = {"last_output_at", "stopping_at", "stop_reason", "tests"}
+    allowed = {"last_output_at", "stopping_at", "stop_reason", "tests", "woke"}
     assert set(fields) <= allowed, set(fields) - allowed
     sets = ", ".join(f"{name} = ?" for name in fields)
     conn.execute(f"UPDATE tasks SET {sets} WHERE id = ?", (*fields.values(), task_id))

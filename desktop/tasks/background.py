@@ -87,8 +87,11 @@ def task_status(view: TaskView) -> str:
 class BackgroundTasks:
     def __init__(self, store: Store, ledger: Ledger, supervisor: Supervisor, tasks_dir: Path, events: EventBus,
                  wall: Callable[[], float], mono: Callable[[], float],
-                 environment: Callable[[AgentRow], dict[str, str]]) -> None:
+                 environment: Callable[[AgentRow], dict[str, str]],
+                 on_ended: Callable[[TaskRow], None] = lambda _task: None) -> None:
+        """`on_ended(task)`: a command or monitor ended, its row written (desktop.tasks.continuations)."""
         self._store, self._ledger, self._supervisor, self._tasks_dir = store, ledger, supervisor, tasks_dir
+        self._on_ended = on_ended
         self._events, self._wall, self._mono, self._environment = events, wall, mono, environment
         self._follows: dict[str, _Follow] = {}
         self._watchers: dict[str, asyncio.Task[None]] = {}
@@ -309,6 +312,7 @@ class BackgroundTasks:
                                               f"{', '.join(outcome.survivors)}")
         ended = self.get(task_id)
         self._publish("task_finished" if how == "completed" else "task_failed", ended)
+        self._on_ended(ended)
 
     async def _time_out(self, row: TaskRow, timeout: int) -> None:
         hours = f"{timeout / 3600:g} h" if timeout >= 3600 else f"{timeout // 60} min"

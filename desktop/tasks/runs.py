@@ -134,6 +134,13 @@ class RequestRuns:
         """A new turn; in a session an agent started, the next prompt continues the runtime session of the ones
         before it (a runtime that cannot resume starts afresh in the same folder)."""
         references = self._references(request)
+        if request.continuation_of is not None and runtime.resumable:  # the next turn of the same conversation
+            origin = self._ledger.get(request.continuation_of)
+            if origin.session_ref is not None:
+                launch = runtime.resume(replace(request, session_ref=origin.session_ref), agent, task_dir, env, tools,
+                                        request.prompt)
+                if launch is not None:
+                    return launch
         if sessions_sql.get(self._store.conn, agent.name) is not None:
             previous = sessions_sql.last_session_ref(self._store.conn, agent.name, request.id)
             if previous is not None and runtime.resumable:

@@ -5,7 +5,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from tests.fake_model.script import KEYWORD, Script, find_prompt
+from tests.fake_model.script import KEYWORD, Script, final_answer, find_prompt
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -73,7 +73,7 @@ def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, list[dict[s
         suffix = f"_t{turn}" if turn > 1 else ""
         block = {"type": "tool_use", "id": f"toolu_{len(results) + 1:02d}{suffix}", "name": name, "input": arguments}
         return 200, None, [block]
-    return 200, None, [{"type": "text", "text": script.final_text(results[-1] if results else "")}]
+    return 200, None, [{"type": "text", "text": final_answer(texts, script, results)}]
 
 
 def as_json(blocks: list[dict[str, Any]], model: str) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from tests.fake_model.script import KEYWORD, Script, find_prompt, question_arguments, question_tool
+from tests.fake_model.script import KEYWORD, Script, final_answer, find_prompt, question_arguments, question_tool
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -67,6 +67,6 @@ def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     elif not tools and "json" in str(body.get("generationConfig", {}).get("responseMimeType", "")):
         part = {"text": '{"reasoning": "scripted", "model_choice": "pro"}'}  # the CLI's model router asks this
     else:
-        part = {"text": script.final_text(results[-1] if results else "")}
+        part = {"text": final_answer(texts, script, results)}
     return 200, {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
                  "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 7, "totalTokenCount": 19}}

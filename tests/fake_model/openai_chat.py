@@ -4,7 +4,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from tests.fake_model.script import KEYWORD, Script, Step, find_prompt, question_arguments, question_tool
+from tests.fake_model.script import KEYWORD, Script, Step, final_answer, find_prompt, question_arguments, question_tool
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -43,7 +43,7 @@ def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         call = {"id": f"call_{len(results) + 1}", "type": "function",
                 "function": {"name": name, "arguments": json.dumps(arguments)}}
         return 200, {"role": "assistant", "content": None, "tool_calls": [call]}
-    return 200, {"role": "assistant", "content": script.final_text(results[-1] if results else "")}
+    return 200, {"role": "assistant", "content": final_answer(texts, script, results)}
 
 
 def as_chunks(message: dict[str, Any], model: str) -> Iterator[dict[str, Any]]:

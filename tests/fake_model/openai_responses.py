@@ -4,7 +4,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from tests.fake_model.script import KEYWORD, Script, find_prompt, question_arguments, question_tool
+from tests.fake_model.script import KEYWORD, Script, final_answer, find_prompt, question_arguments, question_tool
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -65,7 +65,7 @@ def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, list[dict[s
         call = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": name,
                 "arguments": json.dumps(arguments), "status": "completed"}
         return 200, None, [{**call, "namespace": tools[name]} if tools[name] else call]
-    text = script.final_text(results[-1] if results else "")
+    text = final_answer(texts, script, results)
     return 200, None, [{"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
                         "content": [{"type": "output_text", "text": text, "annotations": []}]}]
 

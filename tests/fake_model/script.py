@@ -83,6 +83,16 @@ def find_prompt(texts: list[str]) -> str:
     return texts[-1] if texts else ""
 
 
+def final_answer(texts: list[str], script: Script, results: list[str]) -> str:
+    """The turn's last answer. A background continuation (a later prompt, without a script, saying what ended) is
+    answered as a model reviewing it would: 'Reviewed: T1 (test run) failed (exit 1) after 2 s.'"""
+    newest = texts[-1] if texts else ""
+    if "you started ha" in newest and " ended" in newest and not KEYWORD.search(newest):
+        ended = next((line for line in newest.splitlines() if re.match(r"T\d+\b", line)), "")
+        return f"Reviewed: {ended}"
+    return script.final_text(results[-1] if results else "")
+
+
 def question_tool(names: set[str]) -> str:
     """The name under which a CLI offers Coxswain's MCP `ask_question` tool (each CLI prefixes it its own way)."""
     return next((name for name in sorted(names) if name.endswith("ask_question")), "ask_question")

@@ -1,0 +1,112 @@
+"""Background continuations, with the real Claude Code and Codex CLIs against the scripted model: an agent starts a
+test run as a background task and ends its turn; the run fails; the agent is woken by a new turn on the same runtime
+session whose prompt holds the failure, approved with the conversation, and its reply is that turn's result. Also:
+tasks ending together wake one turn, a cancelled request's tasks wake nothing, and a restart between a task's end and
+its turn drops the turn (said once, never run twice). The rules without CLIs: tests/test_continuations_rules.py."""
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.daemon_process import DaemonProcess
+from tests.fake_model.server import FakeModelServer
+from tests.test_background_tasks import agent_daemon  # noqa: F401 - the fixture (claude and codex)
+
+FAILING_RUN = ("sleep 2; echo 'tests/test_login.py::test_login FAILED'; "
+               "echo 'E   assert 401 == 200'; echo '==== 1 failed, 3 passed in 0.52s ===='; exit 1")
+
+
+def mcp(tool: str, **arguments: Any) -> str:
+    return f"MCP {tool} {json.dumps(arguments)}\n"
+
+
+def continuations(daemon: DaemonProcess, of: str) -> list[dict[str, Any]]:
+    return [r for r in daemon.get("/api/requests").json() if r.get("continuation_of") == of]
+
+
+def woken(daemon: DaemonProcess, of: str, timeout: float = 90) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while not (found := continuations(daemon, of)):
+        assert time.monotonic() < deadline, f"nothing woke after {of}"
+        time.sleep(0.1)
+    return found[0]
+
+
+def test_a_failed_test_run_wakes_its_agent_on_the_same_session(agent_daemon: DaemonProcess,  # noqa: F811
+                                                                fake_model: FakeModelServer) -> None:
+    daemon = agent_daemon
+    row = daemon.request(mcp("start_task", command=FAILING_RUN, description="test run") + "SAY started the tests",
+                         agent="agent")
+    first = daemon.wait_state(row["id"], "done", timeout=90)
+    assert first["result"] == "started the tests" and first["session_ref"]
+    woke = woken(daemon, row["id"])
+    done = daemon.wait_state(woke["id"], "done", timeout=120)
+    assert done["timeline"][0]["text"] == f"background continuation of {row['id']}: T1 ended, approved"
+    assert done["requester"] == first["requester"] and done["agent"] == "agent"
+    assert done["prompt"].startswith("Background work you started has ended.\n\nT1 (test run) failed (exit 1) after ")
+    assert "tests/test_login.py::test_login FAILED" in done["prompt"] and "assert 401 == 200" in done["prompt"]
+    assert done["result"].startswith("Reviewed: T1 (test run) failed (exit 1) after "), "the model's reply"
+    assert done["session_ref"] == first["session_ref"], "the same runtime session, continued"
+    asked = [r["body"] for r in fake_model.requests() if "Background work you started" in json.dumps(r["body"])]
+    assert asked and "started the tests" in json.dumps(asked[-1]), "the model saw the first turn as history"
+    shown = daemon.cox("show", woke["id"], check=True).stdout
+    assert f"continuation_of: {row['id']}" in shown
+    assert daemon.get("/api/tasks/T1").json()["outcome"] == "failed"
+
+
+def test_tasks_ending_together_wake_one_turn_and_a_cancelled_requests_tasks_none(
+        agent_daemon: DaemonProcess, fake_model: FakeModelServer) -> None:  # noqa: F811
+    daemon = agent_daemon
+    both = (mcp("start_task", command="sleep 2; echo lint clean", description="lint")
+            + mcp("start_task", command="sleep 2; echo build ok", description="build") + "SAY two started")
+    row = daemon.request(both, agent="agent")
+    daemon.wait_state(row["id"], "done", timeout=90)
+    woke = woken(daemon, row["id"])
+    prompt = daemon.wait_state(woke["id"], "done", timeout=120)["prompt"]
+    assert prompt.startswith("2 background tasks you started have ended.")
+    assert "T1 (lint) finished" in prompt and "T2 (build) finished" in prompt and "build ok" in prompt
+    assert len(continuations(daemon, row["id"])) == 1
+
+    cancelled = daemon.request(mcp("start_task", command="sleep 60", description="server") + "TOOL sleep 60",
+                               agent="agent")
+    deadline = time.monotonic() + 60
+    while daemon.get("/api/tasks").json()[0]["id"] != "T3":
+        assert time.monotonic() < deadline, "the task did not start"
+        time.sleep(0.1)
+    daemon.post(f"/api/requests/{cancelled['id']}/cancel", {})
+    daemon.wait_state(cancelled["id"], "cancelled", timeout=60)
+    deadline = time.monotonic() + 30
+    while daemon.get("/api/tasks/T3").json()["state"] != "ended":
+        assert time.monotonic() < deadline, "the cancel did not stop the task"
+        time.sleep(0.1)
+    assert continuations(daemon, cancelled["id"]) == []  # (decided as it ended, before its end could be read)
+
+
+def test_a_restart_between_the_end_and_the_turn_drops_it_once(make_daemon: type[DaemonProcess], tmp_path: Path,
+                                                              agent_env: dict[str, str],
+                                                              fake_model: FakeModelServer) -> None:
+    from tests.daemon_process import with_cli_agent
+
+    daemon = with_cli_agent(make_daemon, tmp_path, agent_env, "agent", "claude")
+    row = daemon.request(mcp("start_task", command="sleep 3; echo quick", description="quick") + "SAY started",
+                         agent="agent")
+    daemon.wait_state(row["id"], "done", timeout=90)
+    deadline = time.monotonic() + 30
+    while daemon.get("/api/tasks/T1").json()["state"] != "ended":
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    daemon.stop()  # within the two seconds tasks ending together are gathered: the turn was not made yet
+    again = make_daemon(daemon.home).start(env=agent_env)
+    try:
+        dropped = [t["text"] for t in again.show(row["id"])["timeline"] if "dropped" in t["text"]]
+        assert dropped == ["continuation for T1 dropped: the daemon restarted before it ran"]
+        assert continuations(again, row["id"]) == []  # (decided at the start, before the API answers)
+    finally:
+        again.stop()
+    third = make_daemon(daemon.home).start(env=agent_env)
+    try:
+        notes = [t["text"] for t in third.show(row["id"])["timeline"] if "dropped" in t["text"]]
+        assert notes == dropped, "said once"
+    finally:
+        third.stop()
