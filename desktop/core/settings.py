@@ -38,6 +38,10 @@ def _task_timeout(text: str) -> int:
     return seconds
 
 
+def _max_turn(text: str) -> int:
+    return 0 if text.strip() == "0" else _duration_between(300, 86400)(text)
+
+
 def _yes_no(text: str) -> int:
     answer = {"yes": 1, "no": 0}.get(text.strip().lower())
     if answer is None:
@@ -86,7 +90,9 @@ def _certificate(text: str) -> int:
 SETTINGS: dict[str, Setting] = {
     "approval_ttl": Setting("24h", _duration_between(1, 30 * 86400), "how long a request waits for approval"),
     "cancel_grace": Setting("5s", _duration_between(0, 600), "time a cancelled command has to exit before a kill"),
-    "task_timeout": Setting("4h", _task_timeout, "background tasks are stopped after this long (0: no limit)"),
+    "task_timeout": Setting("4h", _task_timeout, "an agent's background tasks are stopped when nothing else has kept "
+                                                 "its conversation going this long (0: no limit)"),
+    "max_turn": Setting("2h", _max_turn, "a turn that runs longer is cancelled at its next safe point (0: no limit)"),
     "quiet_after": Setting("10m", _duration_between(60, 120 * 60), "a running task with no output this long is quiet"),
     "stop_grace": Setting("10s", _duration_between(0, 14), "time a stopped task has to exit before a kill"),
     "agents_paused": Setting("no", _yes_no, "yes: no agent starts anything new (what runs goes on)"),
