@@ -22,10 +22,11 @@ from desktop.connectors import setup as connectors
 from desktop.connectors.service import Chat
 from desktop.console.redact import redact
 from desktop.core import settings
-from desktop.core.actors import Actor
+from desktop.core.actors import SYSTEM, Actor
 from desktop.core.agents import Agents
 from desktop.core.clock import Clock, GapDetector, SystemClock
 from desktop.core.dispatcher import Dispatcher
+from desktop.core.durations import format_duration
 from desktop.core.errors import Conflict, Invalid
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
@@ -45,6 +46,7 @@ from desktop.runtimes.base import Event, Runtime, SessionTools
 from desktop.runtimes.runner import write_atomically
 from desktop.store import directory
 from desktop.store import requests as requests_sql
+from desktop.store import tasks as tasks_sql
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow, RequestRow
 from desktop.tasks.background import BackgroundTasks
@@ -115,6 +117,8 @@ class Daemon:
         self.scheduler = AsyncIOScheduler(event_loop=asyncio.get_running_loop(), timezone=UTC)
         self._gaps = GapDetector(self.clock)
         self.scheduler.add_job(self.check_clock, "interval", seconds=GAP_CHECK_SECONDS, id="tick", coalesce=True,
+                               misfire_grace_time=None)
+        self.scheduler.add_job(self.check_turns, "interval", seconds=TASK_CHECK_SECONDS, id="turns", coalesce=True,
                                misfire_grace_time=None)
         self.scheduler.add_job(self.tasks.tick, "interval", seconds=TASK_CHECK_SECONDS, id="tasks", coalesce=True,
                                misfire_grace_time=None)
@@ -245,6 +249,20 @@ class Daemon:
         """The idle-sleep lock is held exactly while a request runs and the owner wants the computer kept awake."""
         working = bool(requests_sql.in_states(self.store.conn, (State.RUNNING,)))
         await self.sleep.keep_awake(working and settings.current(self.store.conn, "keep_awake") == 1)
+
+    async def check_turns(self) -> None:
+        """Every 10 s: a turn that has run longer than `max_turn` (its process's start: a resumed turn counts afresh)
+        is cancelled at its next safe point, the reason on its timeline."""
+        longest = settings.current(self.store.conn, "max_turn")
+        if not longest:
+            return
+        for request in requests_sql.in_states(self.store.conn, (State.RUNNING,)):
+            turns = tasks_sql.turns(self.store.conn, request.id)
+            if request.cancel_requested or not turns or self.clock.wall() - turns[-1].started_at < longest:
+                continue
+            self.ledger.note(request.id, f"ran longer than the longest turn ({format_duration(longest)}): "
+                                         "cancelled at its next safe point")
+            self.ledger.cancel(request.id, SYSTEM, trusted=True)
 
     async def check_clock(self) -> None:
         """Every few seconds: keep the heartbeat, and treat a wall-clock gap like a wake from sleep."""

@@ -52,28 +52,34 @@ async def start(client: httpx.AsyncClient, command: str, token: str | None = Non
     return started
 
 
-async def test_the_timeout_stops_tasks_and_tells_the_request(live: Live) -> None:
+async def test_the_timeout_counts_from_the_conversations_last_turn_and_tells_the_request(live: Live) -> None:
+    """An agent's task is timed from when its conversation's last turn ended, not from its own start: while a turn
+    runs it does not run out. An owner's own task is timed from its start."""
     daemon, clock, client = live
     assert (await client.post("/api/settings", json={"key": "task_timeout", "value": "7m"})).status_code == 400
     assert (await client.post("/api/settings", json={"key": "task_timeout", "value": "11h"})).status_code == 400
     assert (await client.post("/api/settings", json={"key": "task_timeout", "value": "15m"})).status_code == 200
-    request = (await client.post("/api/requests", json={"agent": "shell", "prompt": "sleep 30"})).json()
+    request = (await client.post("/api/requests", json={"agent": "shell", "prompt": "sleep 2"})).json()
     while (await client.get(f"/api/requests/{request['id']}")).json()["state"] != "running":
         await asyncio.sleep(0.02)
     token = daemon.principals.session_token(request["id"])  # what its agent session would hold
     mine = await start(client, "sleep 600", token)
     other = await start(client, "sleep 600")
-    clock.advance(14 * 60)
+    clock.advance(20 * 60)  # the turn that started it still runs: no timeout for its task
+    await daemon.tasks.tick()
+    assert (await client.get(f"/api/tasks/{mine['id']}")).json()["state"] == "running"
+    assert (await until(client, other["id"], "state", "ended"))["status"] == "stopped", "the owner's: from its start"
+    while (await client.get(f"/api/requests/{request['id']}")).json()["state"] != "done":
+        await asyncio.sleep(0.02)
+    clock.advance(14 * 60)  # fourteen minutes after the turn ended
     await daemon.tasks.tick()
     assert (await client.get(f"/api/tasks/{mine['id']}")).json()["state"] == "running"
     clock.advance(61)
     await daemon.tasks.tick()
     stopped = await until(client, mine["id"], "state", "ended")
     assert stopped["status"] == "stopped" and "timeout (15 min)" in stopped["stop_reason"]
-    assert (await until(client, other["id"], "state", "ended"))["status"] == "stopped"
     timeline = [t["text"] for t in (await client.get(f"/api/requests/{request['id']}")).json()["timeline"]]
     assert any(f"background task {mine['id']}" in t and "timeout (15 min)" in t for t in timeline)
-    await client.post(f"/api/requests/{request['id']}/cancel", json={})
 
 
 async def test_no_limit_means_no_limit(live: Live) -> None:
@@ -127,3 +133,36 @@ async def test_ended_tasks_stay_listed_for_an_hour_twenty_per_agent(live: Live) 
     assert len((await client.get("/api/tasks")).json()) == 20
     clock.advance(2)
     assert (await client.get("/api/tasks")).json() == []
+
+
+async def test_a_turn_longer_than_max_turn_is_cancelled_with_the_reason(live: Live) -> None:
+    daemon, clock, client = live
+    assert (await client.post("/api/settings", json={"key": "max_turn", "value": "4m"})).status_code == 400
+    assert (await client.post("/api/settings", json={"key": "max_turn", "value": "25h"})).status_code == 400
+    assert (await client.post("/api/settings", json={"key": "max_turn", "value": "5m"})).status_code == 200
+    request = (await client.post("/api/requests", json={"agent": "shell", "prompt": "sleep 600"})).json()
+    while (await client.get(f"/api/requests/{request['id']}")).json()["state"] != "running":
+        await asyncio.sleep(0.02)
+    clock.advance(4 * 60)
+    await daemon.check_turns()
+    assert (await client.get(f"/api/requests/{request['id']}")).json()["state"] == "running"
+    clock.advance(61)
+    await daemon.check_turns()
+    await daemon.check_turns()  # (once is enough: said once)
+    for _ in range(500):
+        row = (await client.get(f"/api/requests/{request['id']}")).json()
+        if row["state"] == "cancelled":
+            break
+        await asyncio.sleep(0.02)
+    assert row["state"] == "cancelled"
+    said = [t["text"] for t in row["timeline"] if "longest turn" in t["text"]]
+    assert said == ["ran longer than the longest turn (5m): cancelled at its next safe point"]
+
+    await client.post("/api/settings", json={"key": "max_turn", "value": "0"})
+    again = (await client.post("/api/requests", json={"agent": "shell", "prompt": "sleep 600"})).json()
+    while (await client.get(f"/api/requests/{again['id']}")).json()["state"] != "running":
+        await asyncio.sleep(0.02)
+    clock.advance(30 * 3600)
+    await daemon.check_turns()
+    assert (await client.get(f"/api/requests/{again['id']}")).json()["state"] == "running", "0: no limit"
+    await client.post(f"/api/requests/{again['id']}/cancel", json={})

@@ -57,6 +57,25 @@ def get(conn: sqlite3.Connection, request_id: str) -> RequestRow | None:
     return RequestRow.of(row) if row else None
 
 
+def conversation_idle_since(conn: sqlite3.Connection, request_id: str) -> float | None:
+    """Since when the conversation `request_id` belongs to has had no turn running or queued: the end of its last
+    turn (None while one runs or waits to). A conversation is a request with the continuations that followed it, or
+    every prompt of one agent session."""
+    row = conn.execute("""
+        WITH RECURSIVE up(id, parent) AS (
+            SELECT id, continuation_of FROM requests WHERE id = :id
+            UNION SELECT r.id, r.continuation_of FROM requests r JOIN up ON r.id = up.parent),
+        down(id) AS (
+            SELECT id FROM up WHERE parent IS NULL
+            UNION SELECT r.id FROM requests r JOIN down ON r.continuation_of = down.id)
+        SELECT MAX(state IN ('running', 'approved')), MAX(COALESCE(ended_at, started_at, created_at))
+        FROM requests WHERE id IN (SELECT id FROM down)
+           OR agent IN (SELECT s.id FROM sessions s JOIN requests r ON r.agent = s.id WHERE r.id = :id)
+        """, {"id": request_id}).fetchone()
+    busy, last = row
+    return None if busy or last is None else float(last)
+
+
 def continuations_of(conn: sqlite3.Connection, request_id: str) -> list[RequestRow]:
     rows = conn.execute("SELECT * FROM requests WHERE continuation_of = ? ORDER BY created_at", (request_id,))
     return [RequestRow.of(r) for r in rows]

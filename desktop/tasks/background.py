@@ -243,8 +243,18 @@ class BackgroundTasks:
             if row is None:
                 continue
             self._save(row, follow)
-            if timeout and row.stopping_at is None and self._wall() - row.started_at >= timeout:
+            idle_since = self._idle_since(row)
+            if timeout and row.stopping_at is None and idle_since is not None and self._wall() - idle_since >= timeout:
                 await self._time_out(row, timeout)
+
+    def _idle_since(self, row: TaskRow) -> float | None:
+        """Since when nothing but background tasks keeps the task's conversation going: its timeout counts from there
+        and starts again whenever a turn of the conversation runs (None: one runs or is queued now). An owner's own
+        task counts from its start."""
+        if row.request_id is None:
+            return row.started_at
+        since = requests_sql.conversation_idle_since(self._store.conn, row.request_id)
+        return None if since is None else max(since, row.started_at)
 
     async def close(self) -> None:
         for watcher in self._watchers.values():
