@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,27 @@ def test_tasks_outlive_a_daemon_restart(make_daemon: type[DaemonProcess], tmp_pa
     assert ended(daemon, lost["id"])["status"] == "ended, result unknown"
     daemon.post(f"/api/tasks/{alive['id']}/stop", {})
     assert ended(daemon, alive["id"])["status"] == "stopped"
+
+
+def test_a_restart_keeps_a_quiet_tasks_last_output_and_quiet_time(make_daemon: type[DaemonProcess],
+                                                                  tmp_path: Path) -> None:
+    """Read again from the start after a restart, old output is not new: "no output for 7 min" comes back."""
+    daemon = make_daemon(tmp_path / "home").start()
+    row = start(daemon, "echo ready; sleep 600")
+    wait_for(lambda: task(daemon, row["id"])["last_output_at"] is not None)
+    daemon.stop()
+    output = daemon.home / "tasks" / row["id"] / "output"
+    seven_minutes_ago = time.time() - 7 * 60
+    os.utime(output, (seven_minutes_ago, seven_minutes_ago))  # as if the daemon had been down for seven minutes
+    daemon.start()
+    try:
+        shown = task(daemon, row["id"])
+        assert shown["status"] == "running, no output for 7 min" and shown["quiet_minutes"] == 7
+        last = datetime.fromisoformat(shown["last_output_at"]).timestamp()
+        assert abs(last - seven_minutes_ago) < 2, shown["last_output_at"]
+    finally:
+        daemon.post(f"/api/tasks/{row['id']}/stop", {})
+        ended(daemon, row["id"])
 
 
 def test_output_pages_back_and_stops_at_five_megabytes(daemon: DaemonProcess) -> None:

@@ -4,6 +4,7 @@ pipeline (test counts, last output time), stops it on request or at the timeout,
 it ended (at most 20 per agent)."""
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
@@ -56,6 +57,7 @@ class _Follow:
     last_output_at: float | None = None
     quiet_seconds: float = 0.0
     output_since_tick: bool = False
+    old_output: int = 0  # after a restart: the output there was before (read again, it is not new output)
 
 
 @dataclass(frozen=True)
@@ -228,7 +230,7 @@ class BackgroundTasks:
         for row in sql.running(self._store.conn):
             if row.kind not in KINDS or row.id in self._watchers:
                 continue
-            self._follow(row.id)  # its output is read again from the start: test counts are over all of it
+            self._follow(row.id, again=True)  # its output is read again from the start: test counts over all of it
 
     async def tick(self) -> None:
         """Every 10 s: quiet time (awake time only: the monotonic clock stands still while the machine sleeps),
@@ -261,9 +263,16 @@ class BackgroundTasks:
             watcher.cancel()
         await asyncio.gather(*self._watchers.values(), return_exceptions=True)
 
-    def _follow(self, task_id: str) -> None:
+    def _follow(self, task_id: str, again: bool = False) -> None:
+        """Read the task's output as it comes, until it ends. `again` (after a restart): its last output and quiet
+        time come from its output file, not from reading it again now."""
         follow = self._follows[task_id] = _Follow()
         task_dir = Path(self.get(task_id).dir)
+        if again:
+            with contextlib.suppress(OSError):
+                found = (task_dir / "output").stat()
+                follow.old_output, follow.last_output_at = found.st_size, found.st_mtime
+                follow.quiet_seconds = max(0.0, self._wall() - found.st_mtime)
 
         async def watch() -> None:
             waiter = asyncio.ensure_future(self._supervisor.wait(task_dir))
@@ -295,7 +304,8 @@ class BackgroundTasks:
         if data:
             follow.offset += len(data)
             follow.stream.feed(data)
-            follow.last_output_at, follow.output_since_tick = self._wall(), True
+            if follow.offset > follow.old_output:
+                follow.last_output_at, follow.output_since_tick = self._wall(), True
         return len(data)
 
     def _save(self, row: TaskRow, follow: _Follow) -> None:
