@@ -48,7 +48,7 @@ from desktop.store import directory
 from desktop.store import requests as requests_sql
 from desktop.store import tasks as tasks_sql
 from desktop.store.db import Store
-from desktop.store.rows import AgentRow, RequestRow
+from desktop.store.rows import AgentRow, RequestRow, TaskRow
 from desktop.tasks.background import BackgroundTasks
 from desktop.tasks.continuations import CANCELLED, Continuations
 from desktop.tasks.runs import RequestRuns
@@ -108,7 +108,7 @@ class Daemon:
         self.continuations.drop_stale()  # before the tasks that ended while it was down are found: those wake
         self.tasks = BackgroundTasks(self.store, self.ledger, supervisor, self.home.tasks, self.events, wall,
                                      self.clock.mono, environment=self.runs.agent_env,
-                                     on_ended=self.continuations.task_ended)
+                                     on_change=self._task_changed)
         self.tasks.reattach()
         await self.runs.reattach("the daemon restarted")
         self.sessions = Sessions(self.store, self.ledger, self.events, self.agents, self._runtime_missing, wall,
@@ -245,9 +245,16 @@ class Daemon:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    def _task_changed(self, what: str, task: TaskRow) -> None:
+        if what == "ended":
+            self.continuations.task_ended(task)
+        self._check_keep_awake()
+
     async def _keep_awake_while_working(self) -> None:
-        """The idle-sleep lock is held exactly while a request runs and the owner wants the computer kept awake."""
-        working = bool(requests_sql.in_states(self.store.conn, (State.RUNNING,)))
+        """The idle-sleep lock is held exactly while a request or a background task runs and the owner wants the
+        computer kept awake."""
+        working = bool(requests_sql.in_states(self.store.conn, (State.RUNNING,))
+                       or any(t.kind in ("command", "monitor") for t in tasks_sql.running(self.store.conn)))
         await self.sleep.keep_awake(working and settings.current(self.store.conn, "keep_awake") == 1)
 
     async def check_turns(self) -> None:

@@ -164,3 +164,13 @@ async def test_keep_awake_holds_the_idle_lock_only_while_a_request_runs(logind: 
     await wait_state(client, working["id"], "done")
     await until(lambda: not logind.held("idle:sleep", "block"))
     assert len(logind.locks_for("idle:sleep")) == 1, "one lock for the whole run"
+
+
+async def test_keep_awake_holds_while_a_background_task_runs(logind: FakeLogind, live) -> None:  # type: ignore[no-untyped-def]
+    """A dev server or a test run an agent left running keeps the computer awake, not only a turn."""
+    _daemon, _clock, client, _sarah = live
+    await client.post("/api/settings", json={"key": "keep_awake", "value": "yes"})
+    started = (await client.post("/api/tasks", json={"agent": "shell", "command": "sleep 600"})).json()
+    await until(lambda: len(logind.held("idle:sleep", "block")) == 1)
+    await client.post(f"/api/tasks/{started['id']}/stop", json={})
+    await until(lambda: not logind.held("idle:sleep", "block"))

@@ -90,10 +90,10 @@ class BackgroundTasks:
     def __init__(self, store: Store, ledger: Ledger, supervisor: Supervisor, tasks_dir: Path, events: EventBus,
                  wall: Callable[[], float], mono: Callable[[], float],
                  environment: Callable[[AgentRow], dict[str, str]],
-                 on_ended: Callable[[TaskRow], None] = lambda _task: None) -> None:
-        """`on_ended(task)`: a command or monitor ended, its row written (desktop.tasks.continuations)."""
+                 on_change: Callable[[str, TaskRow], None] = lambda _what, _task: None) -> None:
+        """`on_change("started" | "ended", task)`: a command or monitor started or ended, its row written."""
         self._store, self._ledger, self._supervisor, self._tasks_dir = store, ledger, supervisor, tasks_dir
-        self._on_ended = on_ended
+        self._on_change = on_change
         self._events, self._wall, self._mono, self._environment = events, wall, mono, environment
         self._follows: dict[str, _Follow] = {}
         self._watchers: dict[str, asyncio.Task[None]] = {}
@@ -129,6 +129,7 @@ class BackgroundTasks:
         self._follow(task_id)
         row = self.get(task_id)
         self._publish("task_started", row)
+        self._on_change("started", row)
         return row
 
     async def stop(self, task_id: str, actor: Actor, reason: str | None = None) -> TaskRow:
@@ -332,7 +333,7 @@ class BackgroundTasks:
                                               f"{', '.join(outcome.survivors)}")
         ended = self.get(task_id)
         self._publish("task_finished" if how == "completed" else "task_failed", ended)
-        self._on_ended(ended)
+        self._on_change("ended", ended)
 
     async def _time_out(self, row: TaskRow, timeout: int) -> None:
         hours = f"{timeout / 3600:g} h" if timeout >= 3600 else f"{timeout // 60} min"
