@@ -97,10 +97,11 @@ SETTINGS: dict[str, Setting] = {
     "stop_grace": Setting("10s", _duration_between(0, 14), "time a stopped task has to exit before a kill"),
     "agents_paused": Setting("no", _yes_no, "yes: no agent starts anything new (what runs goes on)"),
     "keep_awake": Setting("no", _yes_no, "yes: the computer does not go to sleep on its own while a request runs"),
-    **{f"notify_{kind}": Setting("yes", _yes_no, f"yes: a notification when {what}") for kind, what in (
-        ("approval", "a request waits for your approval"), ("failed", "a request failed"),
-        ("expired", "a request expired unanswered"), ("task_failed", "a background task failed"),
-        ("question", "an agent asks a question"))},
+    **{f"notify_{kind}": Setting(default, _yes_no, f"yes: a notification when {what}") for kind, what, default in (
+        ("approval", "a request waits for your approval", "yes"), ("failed", "a request failed", "yes"),
+        ("expired", "a request expired unanswered", "yes"), ("task_failed", "a background task failed", "yes"),
+        ("question", "an agent asks a question", "yes"),
+        ("turn_completed", "a turn ends, done or failed (background continuations too)", "no"))},
     "agent_sessions": Setting("no", _yes_no, "yes: agents may start and use sessions (each conversation's first "
                                              "start waits for your approval)"),
     "session_wait_max": Setting("10m", _duration_between(120, 3600), "the longest single wait of an agent on a "

@@ -2,7 +2,8 @@
 them: a native notification (desktop.platform.notifications) with an icon for its kind, Approve and Deny on an
 approval, falling back to the tray's balloon when that fails. A failure's notice says its exit code and the last line
 its console printed. An approval's notification is withdrawn as soon as the request is answered anywhere, also when
-the answer came while the notification was still on its way."""
+the answer came while the notification was still on its way. "Turn completed" (off by default) tells of every turn
+that ends, a background continuation's too; a failed one is the failure's notice, shown when either is on."""
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop.console.ansi import strip_sgr
+from desktop.console.redact import redact
 from desktop.core.ids import short_form
 from desktop.core.visible import one_line
 from desktop.gui.summary import first_line
@@ -22,22 +24,28 @@ if TYPE_CHECKING:
 
 ANSWERED = {"approve", "deny", "cancel", "revoke", "expire"}  # what ends a wait for approval
 ICONS = {"approval": "notice-approval.svg", "failed": "notice-failed.svg", "task_failed": "notice-failed.svg",
-         "question": "notice-question.svg", "expired": "notice-expired.svg"}
+         "question": "notice-question.svg", "expired": "notice-expired.svg", "turn_completed": "notice-done.svg"}
 REMEMBERED = 1000  # answered requests kept in mind, for approvals whose notification is still on its way
 LAST_LINES = 40  # how far back a failure's last line is looked for
 
 
 @dataclass(frozen=True)
 class Notice:
-    kind: str  # approval | denied | failed | expired | task_failed | question (the setting is notify_<kind>)
+    kind: str  # approval | denied | failed | expired | task_failed | question | turn_completed
     title: str
     message: str
     request_id: str | None  # what a click opens (None: a task, the console opens on it)
     task_id: str | None = None
+    also: str = ""  # another kind whose switch shows it too: a failed request is a turn completed
 
     @property
     def icon(self) -> Path:
         return resource(ICONS.get(self.kind, "tray-idle.svg"))
+
+    @property
+    def settings(self) -> list[str]:
+        """The settings that each let it show ('notify_failed', 'notify_turn_completed')."""
+        return [f"notify_{kind}" for kind in (self.kind, self.also) if kind]
 
 
 def waits_for_approval(event: dict[str, Any]) -> bool:
@@ -67,8 +75,13 @@ def notice_for(event: dict[str, Any]) -> Notice | None:
         return None
     action, request_id = event.get("action"), str(event.get("id"))
     short = short_form(request_id, today)
+    origin = event.get("continuation_of")
+    badge = f" · background continuation of {short_form(str(origin), today)}" if origin else ""
     if action == "fail":
-        return Notice("failed", f"{short} failed", f"{event.get('agent')} · {event.get('requester')}", request_id)
+        return Notice("failed", f"{short} failed", one_line(f"{event.get('agent')} · {event.get('requester')}", 80)
+                      + badge, request_id, also="turn_completed")
+    if action == "succeed":
+        return Notice("turn_completed", f"{short} done", one_line(str(event.get("agent")), 40) + badge, request_id)
     if action == "expire":
         return Notice("expired", f"{short} expired unanswered", f"{event.get('requester')} asked {event.get('agent')}",
                       request_id)
@@ -92,7 +105,11 @@ def _task_notice(event: dict[str, Any]) -> Notice | None:
 
 async def with_details(notice: Notice, api: "httpx.AsyncClient") -> Notice:
     """A failure's notice with its exit code and its console's last line that says anything (the daemon redacts what
-    it serves); other notices as they are."""
+    it serves); a turn done with its result's first line; other notices as they are."""
+    if notice.kind == "turn_completed" and notice.request_id:
+        row = (await api.get(f"/api/requests/{notice.request_id}")).json()
+        result = one_line(redact(strip_sgr(row.get("result") or "")), 160)
+        return replace(notice, message=f"{notice.message}\n{result}" if result else notice.message)
     if notice.kind == "failed" and notice.request_id:
         row = (await api.get(f"/api/requests/{notice.request_id}")).json()
         page = (await api.get(f"/api/requests/{notice.request_id}/console", params={"lines": LAST_LINES})).json()

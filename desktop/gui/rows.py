@@ -15,7 +15,7 @@ FINISHED = ("done", "failed", "cancelled", "expired")
 
 @dataclass(frozen=True)
 class RowText:
-    head: str  # "R-07 · api · sarah"
+    head: str  # "R-07 · api · sarah", "R-08 · api · sarah · ↻ continuation of R-07"
     pill: str  # "running 40%", "denied", "failed (exit 2)"
     colour: str  # the pill's colour by name: running | done | failed | pending | ended
     extra: str  # "2 min 04 s", "exit 1 · 12 s", "✓ 412 ✘ 2"
@@ -30,13 +30,16 @@ class RowText:
 
 def request_text(request: dict[str, Any], today: date | None = None, denying: bool = False) -> RowText:
     """A request; a prompt an agent sent to a session it started reads 'R-08 · S1 · via agent · Release checks
-    [claude-opus-4]' (the badge: the agent's model). `denying`: the owner's Deny waits for its Undo."""
+    [claude-opus-4]' (the badge: the agent's model); a background continuation 'R-08 · api · sarah · ↻ continuation of
+    R-07'. `denying`: the owner's Deny waits for its Undo."""
     today = today or datetime.now(UTC).date()
     session = request.get("session")
     who = ["via agent", one_line(session["parent_title"], 60)] if session else [visible(request["requester"])]
     head = " · ".join([short_form(request["id"], today), visible(request["agent"]), *who])
     if request.get("via_model"):
         head += f" [{visible(request['via_model'])}]"
+    if request.get("continuation_of"):
+        head += f" · {continuation_badge(request['continuation_of'], today)}"
     pending_deny = denying and request["state"] == "pending"
     pill = "denying…" if pending_deny else state_word(request["state"], bool(request.get("denied")))
     if request["state"] == "running" and request.get("progress") is not None:
@@ -48,6 +51,11 @@ def request_text(request: dict[str, Any], today: date | None = None, denying: bo
     colour = {"approved": "running", "cancelled": "ended", "expired": "failed"}.get(request["state"], request["state"])
     colour = "ended" if pending_deny else colour
     return RowText(head, pill, colour, " · ".join(extra), one_line(request.get("prompt", ""), 60))
+
+
+def continuation_badge(origin_id: str, today: date | None = None) -> str:
+    """'↻ continuation of R-07': woken by background tasks that R-07's turn started."""
+    return f"↻ continuation of {short_form(origin_id, today or datetime.now(UTC).date())}"
 
 
 def task_text(task: dict[str, Any], with_chip: bool = True) -> RowText:

@@ -40,7 +40,8 @@ SWITCHES = (("keep_awake", "Keep the computer awake while agents are working"),
             ("agent_sessions", "Agents may start and use sessions (you approve each conversation's first)"))
 NOTICES = (("approval", "A request waits for my approval"), ("failed", "A request failed"),
            ("expired", "A request expired unanswered"), ("task_failed", "A background task failed"),
-           ("question", "An agent asks a question"))
+           ("question", "An agent asks a question"),
+           ("turn_completed", "A turn completed: done or failed, background continuations too"))
 LABELS = dict(TIMES) | dict(SWITCHES) | {f"notify_{kind}": f"Notify me when: {label}" for kind, label in NOTICES}
 KEYS = {"anthropic_api_key": f"Anthropic ({RUNTIME_NAMES['claude']})", "openai_api_key": "OpenAI (Codex)",
         "gemini_api_key": f"Google Gemini ({RUNTIME_NAMES['gemini']})",

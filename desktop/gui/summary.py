@@ -23,15 +23,19 @@ class Entry:
     line: str  # which and whose: "R-07 · api · sarah · 60%", "T3 · api"
     text: str  # what it does, as sent: the prompt, or the task's description (else its command)
     started: datetime | None = None
+    origin: str = ""  # a background continuation's origin, short: "R-07"
 
     def label(self, width: int = 50) -> str:
-        """'R-07 · api · sarah · 60%: fix the flaky login test', the text shortened to `width` characters."""
-        return f"{self.line}: {one_line(self.text, width)}"
+        """'R-07 · api · sarah · 60%: fix the flaky login test', the text shortened to `width` characters; a background
+        continuation 'R-08 · api · sarah · ↻ R-07: Background work you started has ended.'"""
+        badge = f" · ↻ {self.origin}" if self.origin else ""
+        return f"{self.line}{badge}: {one_line(self.text, width)}"
 
     def tip(self, now: datetime) -> str:
         """Its line in the tooltip: 'R-07 · api · sarah · 60% · 4 min', 'T3 · api · npm test · 12 min',
-        'R-08 · web · tom · waiting for approval'."""
+        'R-08 · web · tom · waiting for approval', 'R-09 · api · sarah · ↻ continuation of R-07 · 1 min'."""
         parts = [self.line, *([one_line(self.text, 30)] if self.kind == "task" else [])]
+        parts += [f"↻ continuation of {self.origin}"] if self.origin else []
         if self.state == "pending":
             parts.append("waiting for approval")
         elif self.state == "denying":
@@ -96,7 +100,8 @@ def summarize(requests: list[dict[str, Any]], paused: bool = False, failed_unsee
     running = [r for r in requests if r["state"] == "running"]
     today = today or datetime.now(UTC).date()
     entries = [Entry("request", r["id"], "denying" if denying(r["id"]) else r["state"], _line(r, today),
-                     r.get("prompt", ""), _time(r.get("started_at")))
+                     r.get("prompt", ""), _time(r.get("started_at")),
+                     short_form(r["continuation_of"], today) if r.get("continuation_of") else "")
                for r in [*waiting, *(r for r in pending if denying(r["id"])), *running]]
     background = [t for t in tasks or [] if t["state"] != "ended" and t.get("kind") != "request"]  # not a turn
     entries += [Entry("task", t["id"], t["state"], _task_line(t), t.get("description") or t.get("command", ""),
@@ -188,6 +193,8 @@ def request_row(request: dict[str, Any], today: date | None = None) -> str:
     if request["state"] == "running" and request.get("progress") is not None:
         parts[-1] += f" {request['progress']:.0f}%"
     badge = f" [{visible(request['via_model'])}]" if request.get("via_model") else ""
+    if request.get("continuation_of"):
+        badge += f" ↻ {short_form(request['continuation_of'], today)}"
     return " · ".join(parts) + f"{badge}: {first_line(request.get('prompt', ''), 40)}"
 
 
