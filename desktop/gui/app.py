@@ -317,7 +317,7 @@ class TrayApp:
             await self._notify(approval_notice((await self.api.get(f"/api/requests/{request_id}")).json()))
 
     async def _notify(self, notice: Notice) -> None:
-        if self.settings.get(f"notify_{notice.kind}", "yes") == "yes":
+        if any(self.settings.get(key, "yes") == "yes" for key in notice.settings):
             await self.notices.show(await with_details(notice, self.api))
 
     async def _answered(self, request_id: str) -> None:
