@@ -53,6 +53,7 @@ from desktop.tasks.background import BackgroundTasks
 from desktop.tasks.continuations import CANCELLED, Continuations
 from desktop.tasks.runs import RequestRuns
 from desktop.tasks.supervisor import Supervisor
+from desktop.tasks.watching import Watching
 
 log = logging.getLogger(__name__)
 GAP_CHECK_SECONDS = 5.0
@@ -105,6 +106,8 @@ class Daemon:
             self.runs.interrupt_running(f"the daemon was not running since {_clock_time(down_since)}")
         self.continuations = Continuations(self.store, self.ledger, self._resumable, wall)
         self.ledger.listeners.append(self.continuations.on_change)
+        self.watching = Watching(self.store, self.ledger, self.continuations)
+        self.ledger.listeners.append(self.watching.on_request)
         self.continuations.drop_stale()  # before the tasks that ended while it was down are found: those wake
         self.tasks = BackgroundTasks(self.store, self.ledger, supervisor, self.home.tasks, self.events, wall,
                                      self.clock.mono, environment=self.runs.agent_env,
@@ -248,6 +251,7 @@ class Daemon:
     def _task_changed(self, what: str, task: TaskRow) -> None:
         if what == "ended":
             self.continuations.task_ended(task)
+        self.watching.on_task(what, task)
         self._check_keep_awake()
 
     async def _keep_awake_while_working(self) -> None:

@@ -33,6 +33,10 @@ LOOP_GUARD = 30  # agent prompts in a row with no person involved; the next one 
 SETTLED = ("done", "failed", "cancelled", "expired", "asking", "idle", "archived")
 
 
+WATCHABLE = ("task_started", "task_finished", "task_failed", "turn_finished", "question", "all_idle")
+DEFAULT_WATCH = ("task_failed", "turn_finished")  # not commands that ended well: name task_finished for those
+
+
 class SessionError(CoxError):
     """A refusal with a stable code: not_enabled, approval_denied, forbidden, busy, rate_limited, not_found,
     runtime_unavailable, no_active_turn, invalid_input."""
@@ -132,6 +136,30 @@ class Sessions:
             answer["note"] = (f"a single wait lasts at most {longest // 60} min (the owner's setting); "
                               "call wait again to go on waiting")
         return answer
+
+    async def watch(self, caller: Caller, session_id: str, events: list[str] | None) -> dict[str, Any]:
+        """From now on (and after a restart) the calling conversation is woken by what the session does."""
+        session = self._target(caller, session_id, acting=False)
+        if caller.session is not None and caller.session.id == session.id:
+            raise SessionError("forbidden", f"{session.id} is this session itself")
+        chosen = list(dict.fromkeys(events)) if events else list(DEFAULT_WATCH)
+        unknown = [e for e in chosen if e not in WATCHABLE]
+        if unknown or not chosen:
+            raise SessionError("invalid_input", f"events are among {', '.join(WATCHABLE)}, not {unknown[:3]}")
+        with self._store.transaction() as conn:
+            sql.watch(conn, self.conversation_of(caller), session.id, chosen, self._wall())
+        return {"session": session.id, "watching": chosen,
+                "note": "each is told in a new turn of this conversation; unwatch_session stops it"}
+
+    async def unwatch(self, caller: Caller, session_id: str) -> dict[str, Any]:
+        session = self._target(caller, session_id, acting=False)
+        with self._store.transaction() as conn:
+            was = sql.unwatch(conn, self.conversation_of(caller), session.id)
+        return {"session": session.id, "watching": [], "was_watching": was}
+
+    def conversation_of(self, caller: Caller) -> str:
+        """A watch belongs to the caller's conversation: its session, or its chain of continuations' first request."""
+        return caller.session.id if caller.session else requests_sql.chain_root(self._store.conn, caller.request.id)
 
     def readable(self, actor: Actor, agent_name: str) -> bool:
         """May this agent read the background tasks of `agent_name`: a session it can see."""

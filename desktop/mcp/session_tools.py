@@ -15,7 +15,7 @@ from desktop.core.sessions import Caller, SessionError, Sessions
 from desktop.mcp.endpoint import CALLER
 
 TOOLS = ("list_sessions", "read_session", "start_session", "send_prompt", "wait", "answer_question", "stop_turn",
-         "archive_session")
+         "archive_session", "watch_session", "unwatch_session")
 
 
 class CoxswainServer(MCPServer):
@@ -87,6 +87,18 @@ def register(server: MCPServer, sessions: Sessions) -> None:
         """Wait until the session's latest prompt ends or asks a question, or `seconds` pass (at most the owner's
         longest wait, 10 minutes unless changed), and return what is there; call again to go on waiting."""
         return await run("wait", False, lambda caller: sessions.wait(caller, session, seconds), f" {session}")
+
+    @server.tool()
+    async def watch_session(session: str, events: list[str] | None = None) -> CallToolResult:
+        """Be woken, in a new turn of this conversation, when the session does one of `events`: task_failed and
+        turn_finished unless named (also task_started, task_finished, question, all_idle). Instead of polling with
+        wait: end the turn; the news comes. It lasts until unwatch_session, also across restarts."""
+        return await run("watch_session", True, lambda caller: sessions.watch(caller, session, events), f" {session}")
+
+    @server.tool()
+    async def unwatch_session(session: str) -> CallToolResult:
+        """Stop being woken by the session."""
+        return await run("unwatch_session", True, lambda caller: sessions.unwatch(caller, session), f" {session}")
 
     @server.tool()
     async def answer_question(session: str, answer: str) -> CallToolResult:

@@ -76,6 +76,28 @@ def conversation_idle_since(conn: sqlite3.Connection, request_id: str) -> float 
     return None if busy or last is None else float(last)
 
 
+def chain_root(conn: sqlite3.Connection, request_id: str) -> str:
+    """The first request of the chain of continuations `request_id` is in (itself when it continues none)."""
+    row = conn.execute("""
+        WITH RECURSIVE up(id, parent) AS (
+            SELECT id, continuation_of FROM requests WHERE id = ?
+            UNION SELECT r.id, r.continuation_of FROM requests r JOIN up ON r.id = up.parent)
+        SELECT id FROM up WHERE parent IS NULL""", (request_id,)).fetchone()
+    return str(row[0]) if row else request_id
+
+
+def newest_of_conversation(conn: sqlite3.Connection, conversation: str) -> RequestRow | None:
+    """The latest request of a conversation: a session's newest prompt (or continuation), or the newest of a chain
+    of continuations given its first request."""
+    row = conn.execute("""
+        WITH RECURSIVE down(id) AS (
+            SELECT id FROM requests WHERE id = :key
+            UNION SELECT r.id FROM requests r JOIN down ON r.continuation_of = down.id)
+        SELECT * FROM requests WHERE id IN (SELECT id FROM down) OR agent = :key
+        ORDER BY created_at DESC, id DESC LIMIT 1""", {"key": conversation}).fetchone()
+    return None if row is None else RequestRow.of(row)
+
+
 def continuations_of(conn: sqlite3.Connection, request_id: str) -> list[RequestRow]:
     rows = conn.execute("SELECT * FROM requests WHERE continuation_of = ? ORDER BY created_at", (request_id,))
     return [RequestRow.of(r) for r in rows]

@@ -211,4 +211,14 @@ MIGRATIONS: list[str] = [
     ALTER TABLE tasks ADD COLUMN woke TEXT;
     UPDATE tasks SET woke = 'ended before continuations' WHERE ended_at IS NOT NULL;
     """,
+    # 9: a conversation watching a session is woken by what the session does (MCP watch_session)
+    """
+    CREATE TABLE watches (
+        conversation    TEXT NOT NULL,  -- a session's ID, or the first request of a chain of continuations
+        session         TEXT NOT NULL REFERENCES sessions(id),
+        events          TEXT NOT NULL,  -- JSON: the kinds of news it wants
+        created_at      REAL NOT NULL,
+        PRIMARY KEY (conversation, session)
+    );
+    """,
 ]

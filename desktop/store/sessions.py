@@ -1,5 +1,6 @@
 """SQL for the sessions agents start, the owner's session groups and the conversations allowed to start them."""
 
+import json
 import sqlite3
 
 from desktop.store.rows import RequestRow, SessionRow
@@ -84,3 +85,21 @@ def approve_conversation(conn: sqlite3.Connection, key: str, at: float, by: str)
 def count_agent_prompt(conn: sqlite3.Connection, key: str) -> None:
     conn.execute("INSERT INTO conversations (key, agent_prompts) VALUES (?, 1) "
                  "ON CONFLICT (key) DO UPDATE SET agent_prompts = agent_prompts + 1", (key,))
+
+
+def watch(conn: sqlite3.Connection, conversation: str, session_id: str, events: list[str], at: float) -> None:
+    conn.execute("INSERT INTO watches (conversation, session, events, created_at) VALUES (?, ?, ?, ?) "
+                 "ON CONFLICT (conversation, session) DO UPDATE SET events = excluded.events",
+                 (conversation, session_id, json.dumps(events), at))
+
+
+def unwatch(conn: sqlite3.Connection, conversation: str, session_id: str) -> bool:
+    return conn.execute("DELETE FROM watches WHERE conversation = ? AND session = ?",
+                        (conversation, session_id)).rowcount > 0
+
+
+def watchers(conn: sqlite3.Connection, session_id: str) -> list[tuple[str, list[str]]]:
+    """(conversation, the kinds of news it wants) of each conversation watching the session."""
+    rows = conn.execute("SELECT conversation, events FROM watches WHERE session = ? ORDER BY created_at",
+                        (session_id,))
+    return [(str(r[0]), list(json.loads(r[1]))) for r in rows]

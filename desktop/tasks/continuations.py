@@ -39,6 +39,7 @@ class Continuations:
         """`resumable(agent)`: whether the agent's runtime can continue a session (the shell agent cannot)."""
         self._store, self._ledger, self._resumable, self._wall, self.gather = store, ledger, resumable, wall, gather
         self._gathering: dict[str, list[str]] = {}  # origin request ID -> the tasks that ended, waiting to wake it
+        self._news: dict[str, list[str]] = {}  # origin request ID -> what watched sessions did, waiting to wake it
         self._timers: dict[str, asyncio.TimerHandle] = {}
 
     def drop_stale(self) -> None:
@@ -65,14 +66,24 @@ class Continuations:
             self._mark([task], f"not woken: {origin.id} was cancelled")
             return
         self._gathering.setdefault(origin.id, []).append(task.id)
-        if origin.id not in self._timers:
-            self._timers[origin.id] = asyncio.get_running_loop().call_later(self.gather, self._wake, origin.id)
+        self._soon(origin.id)
+
+    def tell(self, origin_id: str, news: str) -> None:
+        """What a session the conversation of `origin_id` watches did ('S1 (Checks): turn R-08 finished: done'): it
+        wakes that conversation, with whatever else ends about now."""
+        self._news.setdefault(origin_id, []).append(news)
+        self._soon(origin_id)
+
+    def _soon(self, origin_id: str) -> None:
+        if origin_id not in self._timers:
+            self._timers[origin_id] = asyncio.get_running_loop().call_later(self.gather, self._wake, origin_id)
 
     def on_change(self, request: RequestRow, action: Action) -> None:
         """A cancelled request's continuations do not run: those waiting to be made, and those queued."""
         if request.state != State.CANCELLED or action not in (Action.CANCEL, Action.DENY, Action.REVOKE):
             return
         gathered = self._gathering.pop(request.id, [])
+        self._news.pop(request.id, None)
         timer = self._timers.pop(request.id, None)
         if timer is not None:
             timer.cancel()
@@ -90,18 +101,20 @@ class Continuations:
     def _wake(self, origin_id: str) -> None:
         self._timers.pop(origin_id, None)
         tasks = [t for t in (sql.get(self._store.conn, i) for i in self._gathering.pop(origin_id, [])) if t]
+        news = self._news.pop(origin_id, [])
         origin = self._ledger.get(origin_id)
-        if not tasks:
+        if not tasks and not news:
             return
-        told = "; ".join(ended_line(t) for t in tasks)
+        told = "; ".join([*(ended_line(t) for t in tasks), *news])
         if not self._resumable(origin.agent):
             self._mark(tasks, "a timeline note: its agent has no session to continue")
             self._ledger.note(origin.id, f"{told} (the {origin.agent} agent has no session to continue)")
             return
         depth = self._depth(origin)
         approved = depth < LOOP_LIMIT
-        prompt = continuation_prompt(tasks)
-        about = f"{', '.join(t.id for t in tasks)} ended"
+        prompt = continuation_prompt(tasks, news)
+        about = "; ".join([*([f"{', '.join(t.id for t in tasks)} ended"] if tasks else []),
+                           *sorted({line.split(" ", 1)[0] for line in news})])  # the sessions' IDs
 
         def claim(conn: sqlite3.Connection, _now: float) -> None:  # in the turn's own transaction: never twice
             for task in tasks:
@@ -138,10 +151,13 @@ def ended_line(task: TaskRow) -> str:
     return redact(f"{task.id}{what} {how}{took}")
 
 
-def continuation_prompt(tasks: list[TaskRow]) -> str:
-    """What the woken turn is told: each task, how it ended, its tests and the last lines of its console."""
-    parts = ["Background work you started has ended." if len(tasks) == 1 else
-             f"{len(tasks)} background tasks you started have ended."]
+def continuation_prompt(tasks: list[TaskRow], news: list[str] | None = None) -> str:
+    """What the woken turn is told: each task, how it ended, its tests and the last lines of its console; what the
+    sessions it watches did."""
+    parts = [] if not tasks else ["Background work you started has ended." if len(tasks) == 1 else
+                                  f"{len(tasks)} background tasks you started have ended."]
+    if news:
+        parts += ["News from the sessions you watch (unwatch_session stops it):", *(f"- {line}" for line in news)]
     for task in tasks:
         parts.append(f"\n{ended_line(task)}.\nCommand: {redact(task.command)}")
         tests = json.loads(task.tests) if task.tests else None

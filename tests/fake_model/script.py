@@ -87,9 +87,10 @@ def final_answer(texts: list[str], script: Script, results: list[str]) -> str:
     """The turn's last answer. A background continuation (a later prompt, without a script, saying what ended) is
     answered as a model reviewing it would: 'Reviewed: T1 (test run) failed (exit 1) after 2 s.'"""
     newest = texts[-1] if texts else ""
-    if "you started ha" in newest and " ended" in newest and not KEYWORD.search(newest):
-        ended = next((line for line in newest.splitlines() if re.match(r"T\d+\b", line)), "")
-        return f"Reviewed: {ended}"
+    woken = ("you started ha" in newest and " ended" in newest) or "sessions you watch" in newest
+    if woken and not KEYWORD.search(newest):
+        ended = next((line for line in newest.splitlines() if re.match(r"T\d+\b|- S\d+", line)), "")
+        return f"Reviewed: {ended.removeprefix('- ')}"
     return script.final_text(results[-1] if results else "")
 
 
