@@ -1,5 +1,7 @@
 """What a request's chat thread is told when the request changes: pure, the same words for every chat. What a
-requester, an agent or a program wrote is made visible (desktop.core.visible); each chat escapes its own markup."""
+requester, an agent or a program wrote is made visible (desktop.core.visible); each chat escapes its own markup.
+A background continuation is told in the thread of the request it continues: it opens with what ended, and what it
+says after names it, as others share that thread."""
 
 from dataclasses import dataclass
 
@@ -28,8 +30,17 @@ def title(request: RequestRow) -> str:
 def notes(request: RequestRow, action: Action, said: TimelineRow | None, question: str | None = None,
           progress_step: bool = False) -> list[Note]:
     """The thread messages for one change; `said` is the timeline entry the change wrote."""
+    found = _notes(request, action, said, question, progress_step)
+    if request.continuation_of is None or action == Action.CREATE:
+        return found
+    return [Note(n.kind, n.text if n.kind == "answered" else f"{request.id}: {n.text}", n.buttons) for n in found]
+
+
+def _notes(request: RequestRow, action: Action, said: TimelineRow | None, question: str | None,
+           progress_step: bool) -> list[Note]:
     if action == Action.CREATE:
-        lines = [title(request), f"Asked by {visible(request.requester)}."]
+        lines = _continued(request, said) if request.continuation_of else [title(request),
+                                                                              f"Asked by {visible(request.requester)}."]
         if request.retry_of:
             lines.append(f"Retry of {request.retry_of}.")
         if request.state != State.PENDING:
@@ -55,6 +66,28 @@ def notes(request: RequestRow, action: Action, said: TimelineRow | None, questio
     elif action in SAID and said is not None:
         text = visible(said.text)
         found.append(Note("say", text[:1].upper() + text[1:] + (_result(request) if action == Action.FAIL else "")))
+    return found
+
+
+def _continued(request: RequestRow, said: TimelineRow | None) -> list[str]:
+    """'Background continuation of R-07: T1 (unit tests) failed (exit 1) after 4 s', then who reviews it."""
+    ended = "; ".join(ended_lines(request.prompt))
+    if not ended:
+        ended = said.text.partition(": ")[2] if said is not None else "background work ended"
+    return [visible(f"Background continuation of {request.continuation_of}: {ended}."),
+            visible(f"{request.id} · {request.agent} reviews it for {request.requester}.")]
+
+
+def ended_lines(prompt: str) -> list[str]:
+    """What a continuation's prompt (desktop.tasks.continuations) says ended: each task's line above its command,
+    not what a console printed between fences."""
+    found, fenced, previous = [], False, ""
+    for line in prompt.split("\n"):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("Command: ") and previous:
+            found.append(previous.removesuffix("."))
+        previous = "" if fenced else line
     return found
 
 

@@ -1,13 +1,15 @@
 """The chat side of the daemon: which request has a thread where, what each thread is still to be told (a durable
 outbox, posted in order, each message once), and what people do from the chat (ask, approve, deny).
 The ledger's listener only writes to the outbox; posting runs on its own task per connector, waits while the chat
-is out of reach, and backs off on errors and rate limits, so the ledger is never held up by a chat."""
+is out of reach, and backs off on errors and rate limits, so the ledger is never held up by a chat. A background
+continuation has no thread of its own: it is told as replies in the thread of the request it continues."""
 
 import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import Any, Protocol
 
 from desktop.connectors.notes import Note, notes
@@ -93,6 +95,8 @@ class Chat:
             if thread is None:  # its thread is gone (the connector was removed and added again)
                 self._posted(item, None, {})
                 continue
+            if thread.thread is None and thread.origin is None:  # a continuation's, made before its origin's posted
+                thread = self._under_origin(thread)
             try:
                 refs = await connector.deliver(item, thread)
             except Exception as error:  # ChatUnavailable, or a surprise: the message waits, the sender goes on
@@ -149,8 +153,32 @@ class Chat:
             sql.add_thread(conn, name, request.id, origin[1], origin[2])
         elif request.retry_of and (old := sql.thread(conn, name, request.retry_of)) is not None:
             sql.add_thread(conn, name, request.id, old.channel, None)
+        elif request.continuation_of:  # in its origin's thread, or nowhere: alone it would say nothing to anyone
+            if (above := self._origin_thread(conn, name, request)) is not None:
+                sql.add_thread(conn, name, request.id, above.channel, above.thread or above.origin)
         elif config.get("channel"):
             sql.add_thread(conn, name, request.id, config["channel"], None)
+
+    def _origin_thread(self, conn: Any, name: str, request: RequestRow) -> Thread | None:
+        """The thread of the request a continuation continues, following `continuation_of` up the chain."""
+        for _ in range(100):
+            if request.continuation_of is None:
+                return None
+            if (found := sql.thread(conn, name, request.continuation_of)) is not None:
+                return found
+            if (above := requests_sql.get(conn, request.continuation_of)) is None:
+                return None
+            request = above
+        return None
+
+    def _under_origin(self, thread: Thread) -> Thread:
+        """A continuation's thread whose origin's was not posted when it was made: under the origin's, now posted (the
+        outbox is in order)."""
+        request = requests_sql.get(self._store.conn, thread.request_id)
+        above = self._origin_thread(self._store.conn, thread.connector, request) if request else None
+        if above is None or (above.thread or above.origin) is None:
+            return thread
+        return replace(thread, origin=above.thread or above.origin)
 
     def _progress_step(self, request: RequestRow) -> bool:
         """Progress is told in quarters, each once."""
