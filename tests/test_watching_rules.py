@@ -66,3 +66,33 @@ async def test_all_idle_and_unwatching_and_a_restart(tmp_path: Path) -> None:
     restarted.on_task("ended", tasks_sql.get(store.conn, "T1"))  # type: ignore[attr-defined,arg-type]
     await settled(continuations)
     assert [r for r in ledger.listing(OWNER) if r.continuation_of == newest.id] == [], "unwatched: no news"
+
+
+async def test_a_sessions_view_says_what_keeps_it_busy_and_lists_its_tasks(tmp_path: Path) -> None:
+    from desktop.core.session_views import view
+
+    store, ledger, _continuations, _watching, _lead = setup(tmp_path, ["task_failed"])
+    session = sessions_sql.get(store.conn, "S1")  # type: ignore[attr-defined]
+    assert session is not None
+    assert view(store.conn, session, now=1000.0)["activity"] == "idle"  # type: ignore[attr-defined]
+    (tmp_path / "T1").mkdir()
+    (tmp_path / "T1" / "output").write_text("listening on :5173\n")
+    with store.transaction() as conn:  # type: ignore[attr-defined]
+        tasks_sql.add(conn, {"id": "T1", "request_id": None, "kind": "command", "dir": str(tmp_path / "T1"),
+                             "agent": "S1", "started_at": 100.0, "description": "dev server", "command": "vite",
+                             "last_output_at": 400.0,
+                             "tests": '{"runner": "vitest", "passed": 3, "failed": 1, "skipped": 0}'})
+    shown = view(store.conn, session, now=1000.0)  # type: ignore[attr-defined]
+    assert shown["activity"] == "background_only"
+    assert shown["tasks"] == [{"task": "T1", "description": "dev server", "command": "vite", "kind": "command",
+                               "state": "running", "started": "1970-01-01T00:01:40+00:00",
+                               "last_activity": "1970-01-01T00:06:40+00:00", "has_output": True,
+                               "quiet_minutes": 10,
+                               "tests": {"runner": "vitest", "passed": 3, "failed": 1, "skipped": 0}}]
+    prompt = ledger.create(OWNER, "S1", "go on")  # type: ignore[attr-defined]
+    ledger.dispatch(prompt.id)  # type: ignore[attr-defined]
+    assert view(store.conn, session, now=1000.0)["activity"] == "running_turn"  # type: ignore[attr-defined]
+    with store.transaction() as conn:  # type: ignore[attr-defined]
+        tasks_sql.finish(conn, "T1", 1100.0, 1, "failed")
+    ended = view(store.conn, session, now=2000.0)["tasks"][0]  # type: ignore[attr-defined]
+    assert (ended["state"], ended["ended"], ended["exit_code"]) == ("ended", "failed", 1)

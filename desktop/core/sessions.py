@@ -108,10 +108,10 @@ class Sessions:
 
     def listing(self, caller: Caller) -> dict[str, Any]:
         rows = sql.listing(self._store.conn, caller.request.requester)
-        return {"sessions": [view(self._store.conn, row) for row in rows]}
+        return {"sessions": [view(self._store.conn, row, now=self._wall()) for row in rows]}
 
     def read(self, caller: Caller, session_id: str) -> dict[str, Any]:
-        return view(self._store.conn, self._target(caller, session_id, acting=False), detail=True)
+        return view(self._store.conn, self._target(caller, session_id, acting=False), detail=True, now=self._wall())
 
     async def wait(self, caller: Caller, session_id: str, seconds: float | None) -> dict[str, Any]:
         """Until the session's latest prompt ends or asks, or the time is up: then what is there."""
