@@ -197,9 +197,18 @@ function drawRequests() {
     return el("li", {}, el("a", {href: `#/r/${r.id}`},
       el("div", {class: "line1"}, el("span", {class: "id", text: short(r.id)}),
          el("span", {class: `state ${r.state}`, text: r.question ? "question" : stateOf(r)}),
+         r.continuation_of ? el("span", {class: "badge continuation",
+                                         text: `↻ background continuation of ${short(r.continuation_of)}`}) : "",
          el("span", {class: "what", text: `${sender(r)} → ${r.agent}${progress}`})),
       el("div", {class: "what", text: firstLine(r.prompt)})));
   }));
+}
+
+function continuationBadge(r) {  // on a request's page: the origin's ID opens it
+  if (!r.continuation_of) return [];
+  return [" ", el("span", {class: "badge continuation", title: "Woken when background tasks its origin's turn " +
+                           "started had ended"}, "↻ background continuation of ",
+                  el("a", {href: `#/r/${r.continuation_of}`, text: short(r.continuation_of)}))];
 }
 
 function sender(r) {
@@ -222,6 +231,8 @@ function drawApprovals() {
     ...sessionLines(r),
     el("p", {class: "prompt", text: r.prompt}),
     r.retry_of ? el("p", {class: "hint", text: `Retry of ${r.retry_of}`}) : "",
+    r.continuation_of ? el("p", {class: "hint", text: `↻ Background continuation of ${short(r.continuation_of)}`})
+                      : "",
     el("p", {class: "left", "data-expires": r.expires_at, text: r.expires_at ? left(r.expires_at) : ""}),
     el("div", {class: "actions"},
        el("button", {class: "primary", type: "button", text: "Approve", onclick: () => act(r.id, "approve")}),
@@ -282,7 +293,7 @@ async function showRequest() {
   open.request = r;
   open.live = !FINAL.has(r.state);
   $("r-title").textContent = visible(`${r.id} · ${r.agent}`);
-  $("r-meta").replaceChildren(el("span", {class: `state ${r.state}`, text: stateOf(r)}),
+  $("r-meta").replaceChildren(el("span", {class: `state ${r.state}`, text: stateOf(r)}), ...continuationBadge(r),
     visible(` asked by ${r.requester} at ${clock(r.created_at)}` + (r.retry_of ? ` · retry of ${r.retry_of}` : "") +
     (r.references.length ? ` · mentions ${r.references.join(", ")}` : "")));
   $("r-prompt").textContent = visible(r.prompt);
