@@ -135,11 +135,17 @@ def test_times_and_switches_are_saved_or_refused_in_words(desktop: Any, qloop: A
         await until(lambda: window.general_status.text().startswith("An agent waits on a session at most: '1m'"))
 
         window.times["session_wait_max"].setText("10m")
+        assert window.times["max_turn"].text() == "2h"
+        window.times["max_turn"].setText("3m")
+        window.save_general.click()
+        await until(lambda: window.general_status.text().startswith("Max turn duration: '3m' is out of range"))
+        window.times["max_turn"].setText("90m")
         window.notices["failed"].setChecked(False)
         window.start_at_login.setChecked(True)
         window.save_general.click()
         await until(lambda: window.general_status.text() == "Saved.")
         assert window.general_status.property("kind") == ""
+        assert (await app.api.get("/api/settings")).json()["max_turn"] == "90m"
         await until(lambda: app.settings.get("notify_failed") == "no")  # the app heard it from the daemon
         assert (tmp_path / "config" / "autostart" / "coxswain.desktop").exists()
         assert not window.save_general.isEnabled() and not filled(window.save_general)

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 
 TIMES = (("approval_ttl", "Approvals expire after"), ("quiet_after", "A task is quiet after"),
-         ("task_timeout", "Background tasks stop after"), ("session_wait_max", "An agent waits on a session at most"))
+         ("task_timeout", "Background tasks stop, idle, after"), ("max_turn", "Max turn duration"),
+         ("session_wait_max", "An agent waits on a session at most"))
 SWITCHES = (("keep_awake", "Keep the computer awake while agents are working"),
             ("agent_sessions", "Agents may start and use sessions (you approve each conversation's first)"))
 NOTICES = (("approval", "A request waits for my approval"), ("failed", "A request failed"),
