@@ -312,3 +312,63 @@ def test_a_title_with_markup_is_shown_as_text_in_the_consoles_tooltip(desktop: A
         assert '<img src="x" width=900>Approve me' in document.toPlainText() and "<b>gpt</b>" in document.toPlainText()
 
     run(qloop, scenario())
+
+
+def test_ended_tasks_stay_dimmed_with_how_they_ended_and_hide_with_x(desktop: Any, qloop: Any) -> None:
+    """✓ done, ✘ failed, ■ stopped, each with its duration; × hides one; the group's line turns while something
+    runs, and the group goes when nothing is left to show. A task's header: kind, state, exit code, duration; its
+    chip red when tests failed."""
+    from PySide6.QtGui import QColor
+
+    from desktop.gui.style import state_colour
+    from desktop.gui.work_list import SPINNER
+
+    app, _ = desktop
+
+    async def task(command: str, description: str) -> str:
+        answer = await app.api.post("/api/tasks", json={"agent": "shell", "command": command,
+                                                        "description": description})
+        return str(answer.json()["id"])
+
+    async def ended(task_id: str) -> None:
+        while (await app.api.get(f"/api/tasks/{task_id}")).json()["state"] != "ended":
+            await asyncio.sleep(0.05)
+
+    async def scenario() -> None:
+        console = await app.open_console()
+        work = console.list
+        assert work.tasks_group.isHidden(), "no panel with nothing to show"
+        good = await task("echo fine", "fine")
+        bad = await task("printf 'collected 2 items\\n\\ntest_a.py::test_x PASSED\\ntest_a.py::test_y FAILED\\n"
+                         "==== 1 failed, 1 passed in 0.1s ====\\n'; exit 1", "tests")
+        slow = await task("sleep 60", "server")
+        for task_id in (good, bad):
+            await ended(task_id)
+        await until(lambda: work.row_of(bad) is not None and "✘ failed (exit 1)" in work.row_of(bad).text(0), 10)
+        spinning = work.tasks_group.text(0)
+        await until(lambda: work.tasks_group.text(0) != spinning, 3)
+        assert work.tasks_group.text(0)[0] in SPINNER and "1 background task running" in work.tasks_group.text(0)
+        assert "✓ completed" in work.row_of(good).text(0) and " s\n" in work.row_of(good).text(0)
+        assert work.row_of(bad).text(0).split("\n")[0].endswith(" · command · ✘ failed (exit 1) · ✓ 1 ✘ 1 · 0 s")
+        assert not work.tasks_group.isHidden()
+
+        await console.open("task", bad)
+        assert console.header.text().endswith(" · shell · command") and console.pill.text() == "✘ failed (exit 1)"
+        assert console.chip.text() == "✓ 1 ✘ 1" and QColor(state_colour("failed")).name() in console.chip.styleSheet()
+        console.grab().save(str(SHOTS / "console-task-panel.png"))
+
+        await app.api.post(f"/api/tasks/{slow}/stop", json={})
+        await ended(slow)
+        await until(lambda: work.row_of(slow) is not None and "■ stopped" in work.row_of(slow).text(0), 10)
+        assert work.tasks_group.text(0)[0] not in SPINNER, "nothing runs: no spinner"
+        for task_id in (good, bad, slow):
+            hide = work.button_of(task_id)
+            assert hide is not None and hide.text() == "×"
+            hide.click()
+            assert work.row_of(task_id) is None
+        assert work.tasks_group.isHidden(), "all hidden: no panel"
+        await console.refresh()
+        assert work.tasks_group.isHidden() and work.row_of(good) is None, "hidden stays hidden"
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    run(qloop, scenario())

@@ -7,6 +7,7 @@ is at the end, and pages back on "Load earlier"."""
 import asyncio
 import re
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from PySide6 import QtGui
@@ -213,7 +214,6 @@ class ConsoleWindow(QWidget):
         task = (await self._api.get(f"/api/tasks/{task_id}")).json()
         page = (await self._api.get(f"/api/tasks/{task_id}/output", params={"lines": PAGE})).json()
         self._hide_details()
-        self._show_title(task_text(task, with_chip=False), task["description"] or task["command"])
         self._before, self._end = page["before"], page["end"]
         self.view.show_lines(page["lines"] + ([page["pending"]] if page["pending"] else []))
         self._pending_shown = bool(page["pending"])
@@ -233,11 +233,15 @@ class ConsoleWindow(QWidget):
         self.what.setText(one_line(what, 300))
 
     def _show_task_state(self, task: dict[str, Any]) -> None:
-        self._show_title(task_text(task, with_chip=False), task["description"] or task["command"])
+        shown = task_text(task, with_chip=False, now=datetime.now(UTC))  # the chip is beside the console
+        self._show_title(shown, task["description"] or task["command"])
         chip, tip = test_chip(task.get("tests"))
         self.chip.setText(chip)
         self.chip.setToolTip(tip)
         self.chip.setVisible(bool(chip))
+        failing = bool((task.get("tests") or {}).get("failed"))
+        colour = style.state_colour("failed" if failing else "done")  # red when tests failed, as in the room
+        self.chip.setStyleSheet(f"color: {colour}; border: 1px solid {colour}; border-radius: 9px; padding: 1px 8px;")
         failure = (task.get("tests") or {}).get("first_failure")
         self.first_failure = failure["name"] if failure else None
         self.first_failure_button.setVisible(self.first_failure is not None)

@@ -20,6 +20,7 @@ class RowText:
     colour: str  # the pill's colour by name: running | done | failed | pending | ended
     extra: str  # "2 min 04 s", "exit 1 · 12 s", "✓ 412 ✘ 2"
     body: str  # the prompt's or the task's first line, shortened
+    dim: bool = False  # an ended background task, kept in view for an hour
 
     @property
     def plain(self) -> str:
@@ -58,20 +59,24 @@ def continuation_badge(origin_id: str, today: date | None = None) -> str:
     return f"↻ continuation of {short_form(origin_id, today or datetime.now(UTC).date())}"
 
 
-def task_text(task: dict[str, Any], with_chip: bool = True) -> RowText:
-    """A background task: 'T3 · api', its status, its test chip (unless it is shown apart), its description (or
-    command)."""
+ENDED = {"completed": "✓", "failed": "✘", "stopped": "■"}  # how a task ended at a glance; "?": result unknown
+
+
+def task_text(task: dict[str, Any], with_chip: bool = True, now: datetime | None = None) -> RowText:
+    """A background task: 'T3 · api · command', its status (✓ ✘ ■ ? once ended, then dimmed), its test chip (unless
+    it is shown apart), how long it ran (or runs, given `now`), its description (or command)."""
     chip, _ = test_chip(task.get("tests")) if with_chip else ("", "")
-    colour = {"completed": "done", "failed": "failed"}.get(task.get("outcome") or "", "ended")
-    if task["state"] != "ended":
-        colour = "running"
-    took = took_seconds(task.get("started_at"), task.get("ended_at"))
+    ended = task["state"] == "ended"
+    colour = {"completed": "done", "failed": "failed"}.get(task.get("outcome") or "", "ended") if ended else "running"
+    until = task.get("ended_at") or (now.isoformat() if now is not None else None)
+    took = took_seconds(task.get("started_at"), until)
     extra = [chip] if chip else []
-    if task["state"] == "ended" and took is not None:
+    if took is not None:
         extra.append(how_long(took))
-    head = " · ".join(part for part in (task["id"], visible(task["agent"] or "")) if part)
-    return RowText(head, task["status"], colour, " · ".join(extra),
-                   one_line(task["description"] or task["command"], 60))
+    pill = f"{ENDED.get(task.get('outcome') or '', '?')} {task['status']}" if ended else task["status"]
+    head = " · ".join(part for part in (task["id"], visible(task["agent"] or ""), task.get("kind", "")) if part)
+    return RowText(head, pill, colour, " · ".join(extra), one_line(task["description"] or task["command"], 60),
+                   dim=ended)
 
 
 def test_chip(tests: dict[str, Any] | None) -> tuple[str, str]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6 import QtGui
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QPainter
 from PySide6.QtWidgets import (
     QHeaderView,
@@ -30,6 +30,7 @@ ROLE = Qt.ItemDataRole.UserRole
 TEXT_ROLE = Qt.ItemDataRole.UserRole + 1  # a two-line row's RowText
 WIDTH = 380  # the list's width as it opens; the splitter gives the rest to the console
 GAP = 8  # between the head, the pill and the extra text
+SPINNER = "◐◓◑◒"
 
 
 @dataclass
@@ -37,7 +38,7 @@ class Row:
     kind: str  # request | task | sessions (a header, not an item one opens)
     item_id: str
     text: str | RowText
-    button: str = ""  # "Stop" (a running task) or "Retry" (a failed request)
+    button: str = ""  # "Stop" (a running task), "×" (hide an ended one) or "Retry" (a failed request)
     below: list["Row"] = field(default_factory=list)
 
 
@@ -63,16 +64,47 @@ class WorkList(QTreeWidget):
         self.tasks_group = QTreeWidgetItem(["Background tasks"])
         self.addTopLevelItems([self.requests_group, self.tasks_group])
         self.itemSelectionChanged.connect(self._picked)
+        self.hidden: set[str] = set()  # ended tasks the person hid with ×
+        self._tasks: list[dict[str, Any]] = []
+        self._frame = 0
+        self._spinner = QTimer(self)  # the task group's line turns while something runs
+        self._spinner.setInterval(120)
+        self._spinner.timeout.connect(self._turn)
 
     def show_work(self, requests: list[dict[str, Any]], tasks: list[dict[str, Any]],
                   denying: Callable[[str], bool] = lambda _request_id: False) -> None:
         self.requests_group.setText(0, f"Requests — {requests_line(requests)}")
-        self.tasks_group.setText(0, tasks_line(tasks))
+        self._tasks = tasks = [t for t in tasks if t["id"] not in self.hidden or t["state"] != "ended"]
+        running = any(t["state"] != "ended" for t in tasks)
+        self._turn()
+        if running and not self._spinner.isActive():
+            self._spinner.start()
+        elif not running:
+            self._spinner.stop()
         self._fill(self.requests_group, request_rows(requests, denying))
-        self._fill(self.tasks_group, [Row("task", t["id"], task_text(t), "Stop" if t["state"] == "running" else "")
-                                      for t in tasks])
-        self.tasks_group.setExpanded(any(t["state"] != "ended" for t in tasks) or self.tasks_group.isExpanded())
+        self._fill(self.tasks_group, [Row("task", t["id"], task_text(t), "Stop" if t["state"] == "running" else
+                                          "×" if t["state"] == "ended" else "") for t in tasks])
+        self.tasks_group.setHidden(not tasks)  # no panel when there is nothing to show
+        self.tasks_group.setExpanded(running or self.tasks_group.isExpanded())
         self.requests_group.setExpanded(True)
+
+    def hide_task(self, task_id: str) -> None:
+        """× on an ended task's row: it leaves this view (the daemon keeps it listed for an hour)."""
+        self.hidden.add(task_id)
+        row = self._row(task_id)
+        if row is not None:
+            self.tasks_group.removeChild(row)
+        self._tasks = [t for t in self._tasks if t["id"] != task_id]
+        self.tasks_group.setHidden(not self._tasks)
+        self._turn()
+
+    def _turn(self) -> None:
+        """The task group's line, with a spinner's next frame while something runs."""
+        line = tasks_line(self._tasks)
+        if any(t["state"] != "ended" for t in self._tasks):
+            self._frame = (self._frame + 1) % len(SPINNER)
+            line = f"{SPINNER[self._frame]} {line}"
+        self.tasks_group.setText(0, line)
 
     def select(self, item_id: str) -> None:
         row = self._row(item_id)
@@ -122,8 +154,12 @@ class WorkList(QTreeWidget):
         if row.button:
             button = QPushButton(row.button)
             button.setFixedSize(button.sizeHint())  # as its text needs in this font, whatever the font's size
-            signal = self.stop_asked if row.button == "Stop" else self.retry_asked
-            button.clicked.connect(lambda _=False, item_id=row.item_id: signal.emit(item_id))
+            if row.button == "×":
+                button.setToolTip("Hide from this list")
+                button.clicked.connect(lambda _=False, item_id=row.item_id: self.hide_task(item_id))
+            else:
+                signal = self.stop_asked if row.button == "Stop" else self.retry_asked
+                button.clicked.connect(lambda _=False, item_id=row.item_id: signal.emit(item_id))
             holder = QWidget()
             column = QVBoxLayout(holder)
             column.setContentsMargins(0, 0, 4, 0)
@@ -208,6 +244,8 @@ class TwoLines(QStyledItemDelegate):
         painter.save()
         if selected:
             painter.fillRect(rect, palette.highlight())
+        elif text.dim:
+            painter.setOpacity(0.55)  # an ended task, kept in view for an hour
         metrics = QFontMetrics(option.font)
         line = metrics.height()
         left, top, right = rect.left() + 4, rect.top() + 5, rect.right() - 4
