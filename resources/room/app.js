@@ -163,9 +163,7 @@ async function refresh() {
   drawAgents();
   drawRequests();
   drawApprovals();
-  const background = tasks.filter((t) => t.kind !== "request");  // not the agents' own processes
-  $("tasks").replaceChildren(...background.map(taskLink));
-  $("tasks-box").hidden = background.length === 0;
+  drawTasks();
 }
 
 // --- the home page ----------------------------------------------------------------------------------------
@@ -241,6 +239,7 @@ function drawApprovals() {
 
 setInterval(() => {
   for (const node of document.querySelectorAll("[data-expires]")) node.textContent = left(node.dataset.expires);
+  for (const node of document.querySelectorAll("[data-since]")) node.textContent = howLong(since(node.dataset.since));
 }, 1000);
 
 $("send").addEventListener("submit", async (event) => {
@@ -306,7 +305,8 @@ async function showRequest() {
   $("r-timeline").replaceChildren(...(r.timeline || []).map((entry) => el("li", {
     class: /interrupt|resum|slept/.test(entry.text) ? "gap" : ""}, el("time", {text: clock(entry.at)}), entry.text)));
   drawActions(r);
-  $("r-tasks").replaceChildren(...tasks.filter((t) => t.request_id === r.id && t.kind !== "request").map(taskLink));
+  const its = tasks.filter((t) => t.request_id === r.id && t.kind !== "request");
+  $("r-tasks").replaceChildren(...its.map((t) => taskRow(t)));
   drawTaskHead(null);
   await follow(open);
   if (current === open) drawResult(r);
@@ -342,10 +342,11 @@ async function showTask() {
   try { task = await api(`/api/tasks/${open.id}`); } catch (error) { $("r-error").textContent = error.message; return; }
   if (current !== open) return;
   open.live = task.state !== "ended";
-  $("r-title").textContent = visible(`${task.id} · ${task.agent || ""}`);
-  $("r-meta").replaceChildren(el("span", {class: `state ${task.outcome || "running"}`, text: task.status}),
-    ` started at ${clock(task.started_at)}` + (task.request_id ? ` for ${task.request_id}` : ""));
-  $("r-prompt").textContent = visible(task.description ? `${task.description}\n$ ${task.command}` : `$ ${task.command}`);
+  const name = firstLine(task.description || task.command);
+  $("r-title").textContent = `${task.id} · ${name}`;
+  drawTaskMeta(task);
+  const said = task.description && name !== visible(task.description);  // the description, if the title cut it
+  $("r-prompt").textContent = visible(said ? `${task.description}\n$ ${task.command}` : `$ ${task.command}`);
   for (const id of ["r-progress", "r-result", "r-question", "r-timeline-box"]) $(id).hidden = true;
   $("r-tasks").replaceChildren();
   $("r-actions").replaceChildren(...(task.state === "running" && me.owner ? [el("button", {type: "button",
@@ -356,13 +357,90 @@ async function showTask() {
   await follow(open);
 }
 
-function taskLink(t) {
-  const chip = t.tests ? ` · ✓ ${t.tests.passed}` + (t.tests.failed ? ` ✘ ${t.tests.failed}` : "") : "";
-  return el("li", {}, el("a", {href: `#/t/${t.id}`},
-    el("div", {class: "line1"}, el("span", {class: "id", text: t.id}),
-       el("span", {class: `state ${t.outcome || "running"}`, text: t.status}),
-       el("span", {class: "what", text: `${t.agent || ""}${chip}`})),
+// --- background tasks: the home page's panel, a request's own, and a task's header ---------------------------
+
+const ENDED = {completed: "✓", failed: "✘", stopped: "■"};  // how a task ended at a glance, as in the console window
+const OUTCOME_COLOUR = {completed: "done", failed: "failed"};  // stopped and unknown: muted
+const HIDDEN_TASKS = "coxswain.hidden-tasks";  // sessionStorage: the rows × took away, for this tab's life
+
+function howLong(seconds) {  // how_long in durations.py: "4 s", "2 min 14 s", "1 h 05 min"
+  const whole = Math.max(0, Math.round(seconds));
+  if (whole < 60) return `${whole} s`;
+  if (whole < 3600) return `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, "0")} s`;
+  return `${Math.floor(whole / 3600)} h ${String(Math.floor(whole % 3600 / 60)).padStart(2, "0")} min`;
+}
+function since(iso, until = Date.now()) { return (new Date(until) - new Date(iso)) / 1000; }
+function took(t) {  // how long it ran; a running task's counts on by itself (data-since)
+  const ended = t.state === "ended";
+  return el("span", {class: "took", ...(ended ? {} : {"data-since": t.started_at}),
+                     text: howLong(since(t.started_at, ended ? t.ended_at : Date.now()))});
+}
+
+const hiddenTasks = new Set((() => {
+  try { return JSON.parse(sessionStorage.getItem(HIDDEN_TASKS) || "[]"); } catch { return []; }
+})());
+
+function hideTask(id, row) {  // the keyboard's focus goes on to the next row, or the panel's summary line
+  const next = row.nextElementSibling || row.previousElementSibling;
+  hiddenTasks.add(id);
+  try { sessionStorage.setItem(HIDDEN_TASKS, JSON.stringify([...hiddenTasks])); } catch { /* this page only */ }
+  drawTasks();
+  const same = next && $("tasks").querySelector(`a[href="${next.querySelector("a").getAttribute("href")}"]`);
+  (same || $("tasks-box").querySelector("summary")).focus();
+}
+
+function drawTasks() {
+  const shown = tasks.filter((t) => t.kind !== "request" && !hiddenTasks.has(t.id));
+  const running = shown.filter((t) => t.state !== "ended").length;
+  const ended = shown.length - running;
+  $("tasks").replaceChildren(...shown.map((t) => taskRow(t, true)));
+  $("tasks-box").hidden = shown.length === 0;
+  $("tasks-spinner").hidden = running === 0;
+  $("tasks-summary").textContent = [running ? `${running} running` : "", ended ? `${ended} ended` : ""]
+    .filter(Boolean).join(" · ");
+}
+
+function taskPill(t, header = false) {  // a row's says all in a word or two; the header names the exit code apart
+  if (t.state !== "ended") {
+    const word = !header ? t.status : t.state === "stopping" ? "Stopping…" : "running";
+    return el("span", {class: "state running", text: word});
+  }
+  const word = !header ? t.status : t.outcome === "unknown" ? "result unknown" : t.outcome || "ended";
+  return el("span", {class: `state ${OUTCOME_COLOUR[t.outcome] || "ended"}`, text: `${ENDED[t.outcome] || "?"} ${word}`,
+                     ...(t.stop_reason ? {title: visible(t.stop_reason)} : {})});
+}
+
+function testChip(tests) {
+  if (!tests) return "";
+  return el("span", {class: tests.failed ? "chip failing" : "chip",
+                     title: `${tests.runner}: ${tests.passed} passed, ${tests.failed} failed, ${tests.skipped} skipped`,
+                     text: `✓ ${tests.passed}` + (tests.failed ? ` ✘ ${tests.failed}` : "")});
+}
+
+function taskRow(t, hideable = false) {
+  const ended = t.state === "ended";
+  const row = el("li", {class: ended ? "ended" : ""}, el("a", {href: `#/t/${t.id}`},
+    el("div", {class: "line1"}, el("span", {class: "id", text: t.id}), taskPill(t),
+       el("span", {class: "what", text: [t.agent, t.kind].filter(Boolean).join(" · ")}), testChip(t.tests), took(t)),
     el("div", {class: "what", text: firstLine(t.description || t.command)})));
+  if (hideable && ended) {
+    row.append(el("button", {type: "button", class: "hide", title: "Hide from this list", "aria-label":
+      `Hide ${t.id} from this list`, text: "×", onclick: () => hideTask(t.id, row)}));
+  }
+  return row;
+}
+
+function drawTaskMeta(task) {  // a task console's header: its state, type, duration and exit code, then where from
+  const facts = [el("span", {class: "kind", text: task.kind}), took(task)];
+  if (task.state === "ended") {
+    const code = task.exit_code != null ? `exit code ${task.exit_code}` : "no exit code";
+    facts.push(el("span", {class: "exit", text: code}));
+  }
+  if (task.stop_reason) facts.push(el("span", {text: task.stop_reason}));
+  facts.push(el("span", {text: `started at ${clock(task.started_at)}` + (task.agent ? ` by ${task.agent}` : "")},
+                ...(task.request_id ? [" for ", el("a", {href: `#/r/${task.request_id}`, text: short(task.request_id)})]
+                                    : [])));
+  $("r-meta").replaceChildren(taskPill(task, true), " ", ...facts.flatMap((fact, i) => i ? [" · ", fact] : [fact]));
 }
 
 function drawActions(r) {
