@@ -194,10 +194,10 @@ def test_a_quiet_task_says_so_in_amber_and_its_row_stops_it(qloop: Any, tmp_path
         await console.refresh()
         assert "running, no output for 2 min" in console.list.tasks_group.child(0).text(0)
         stop = console.list.button_of(task_id)
-        assert stop is not None
+        assert stop is not None and stop.text() == "Stop"
         stop.click()
         assert (await ended(app, task_id))["outcome"] == "stopped"
-        await until(lambda: console.list.button_of(task_id) is None)
+        await until(lambda: (button := console.list.button_of(task_id)) is not None and button.text() == "×")
 
     with running_app(qloop, tmp_path, clock=clock) as app:
         run(qloop, scenario(app))

@@ -281,7 +281,8 @@ def test_rows_fit_their_first_line_at_any_width_and_buttons_their_text_at_any_si
                                                                     else 0)
         assert used <= width and head >= 0, (width, head, pill, extra)
         assert head >= metrics.horizontalAdvance("T3 ·") or width < 160, "the ID stays in sight"
-    big = QFont()
+    before = qapp.font()
+    big = QFont(before)
     big.setPointSize(20)
     qapp.setFont(big)
     try:
@@ -291,7 +292,7 @@ def test_rows_fit_their_first_line_at_any_width_and_buttons_their_text_at_any_si
         retry = work.button_of("R20261129-01")
         assert retry is not None and retry.width() >= retry.fontMetrics().horizontalAdvance("Retry") + 8
     finally:
-        qapp.setFont(QFont())
+        qapp.setFont(before)  # the next tests' font, as it was
 
 
 def test_a_title_with_markup_is_shown_as_text_in_the_consoles_tooltip(desktop: Any, qloop: Any) -> None:
