@@ -87,11 +87,12 @@ def test_session_titles_groups_and_questions_are_shown_as_written() -> None:
     """What an agent names its session and group, and what it asks, in the console's rows and headers and the
     question's notice."""
     from desktop.gui.notices import notice_for
-    from desktop.gui.summary import request_row, sessions_line
+    from desktop.gui.rows import request_text, sessions_line
 
     erase, bidi = BY_NAME["erase line"], BY_NAME["bidi"]
     prompt = {**pending(1, "echo hi"), "session": {"parent_title": erase.text}, "via_model": "m\u202e1"}
-    assert request_row(prompt, TODAY) == f"R-01 · shell · via agent · {erase.seen} · pending [m⟨U+202E⟩1]: echo hi"
+    shown = request_text(prompt, TODAY).plain
+    assert shown == f"R-01 · shell · via agent · {erase.seen} [m⟨U+202E⟩1] · pending\necho hi"
     assert sessions_line(erase.text, [prompt]) == f"Group: {erase.seen} — 1 waiting"
     asked = notice_for({"type": "request", "action": "ask", "id": "R20261129-01", "agent": "shell",
                         "question": bidi.text})

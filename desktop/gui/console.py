@@ -32,8 +32,7 @@ from desktop.console.testruns import failure_heading
 from desktop.core.visible import one_line, visible
 from desktop.gui import style
 from desktop.gui.console_view import ConsoleView
-from desktop.gui.rows import RowText, request_text, task_text, test_chip
-from desktop.gui.summary import latest
+from desktop.gui.rows import RowText, latest, request_text, task_text, test_chip
 from desktop.gui.work import Work
 from desktop.gui.work_list import WIDTH, WorkList
 

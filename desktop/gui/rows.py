@@ -1,4 +1,4 @@
-"""What a row of the console's list says, worked out from the daemon's rows (no Qt here): a first line with the ID,
+"""What the console's list says, worked out from the daemon's rows (no Qt here): each row's first line with the ID,
 who and where, a state pill and when; a second line with the prompt or the task's description."""
 
 from dataclasses import dataclass
@@ -93,3 +93,35 @@ def took_seconds(started_at: str | None, ended_at: str | None) -> float | None:
         return None
     return (datetime.fromisoformat(ended_at) - datetime.fromisoformat(started_at)).total_seconds()
 
+
+def tasks_line(tasks: list[dict[str, Any]]) -> str:
+    """'2 background tasks running · 1 finished' (what the console's task group says folded)."""
+    running = sum(1 for t in tasks if t["state"] != "ended")
+    ended = len(tasks) - running
+    parts = [f"{running} background task{'s' if running != 1 else ''} running"] if running else []
+    parts += [f"{ended} finished"] if ended else []
+    return " · ".join(parts) or "no background tasks"
+
+
+def requests_line(requests: list[dict[str, Any]]) -> str:
+    counts: dict[str, int] = {}
+    for request in requests:
+        counts[request["state"]] = counts.get(request["state"], 0) + 1
+    shown = [f"{counts[s]} {word}" for s, word in (("running", "running"), ("pending", "waiting"),
+                                                   ("approved", "queued"), ("failed", "failed")) if counts.get(s)]
+    return " · ".join(shown) or "nothing running or waiting"
+
+
+def sessions_line(group: str | None, prompts: list[dict[str, Any]]) -> str:
+    """The header over the sessions one request started: 'Group: Release 2.4 — 2 running · 1 waiting'."""
+    return f"{f'Group: {one_line(group, 60)}' if group else 'Sessions'} — {requests_line(prompts)}"
+
+
+def latest(requests: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """What a console opened on nothing in particular shows first: the newest thing at work, else the newest."""
+    items = [(r["state"] == "running", r["started_at"] or r["created_at"], "request", r["id"]) for r in requests]
+    items += [(t["state"] != "ended", t["started_at"], "task", t["id"]) for t in tasks]
+    if not items:
+        return None
+    _, _, kind, item_id = max(items)
+    return kind, item_id

@@ -22,9 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.gui.rows import RowText, request_text, task_text
+from desktop.gui.rows import RowText, request_text, requests_line, sessions_line, task_text, tasks_line
 from desktop.gui.style import colours, state_colour
-from desktop.gui.summary import requests_line, sessions_line, tasks_line
 
 ROLE = Qt.ItemDataRole.UserRole
 TEXT_ROLE = Qt.ItemDataRole.UserRole + 1  # a two-line row's RowText
