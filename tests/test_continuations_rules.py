@@ -93,3 +93,16 @@ async def test_tasks_that_ended_before_a_restart_are_dropped_once(tmp_path: Path
     assert notes == ["continuation for T1 dropped: the daemon restarted before it ran"]
     assert tasks_sql.get(store.conn, "T2").woke is not None
     assert not any(r.continuation_of for r in ledger.listing(Actor("owner", "owner")))
+
+
+async def test_a_retried_continuation_continues_the_same_conversation(tmp_path: Path) -> None:
+    store, ledger = make_ledger(tmp_path, MovableClock())
+    continuations = Continuations(store, ledger, resumable=lambda agent: True, wall=lambda: 0.0, gather=0.01)
+    origin = ledger.create(OWNER, "api", "start the tests")
+    continuations.task_ended(ended_task(store, tmp_path, "T1", origin.id, 1, "1 failed\n"))
+    await settled(continuations)
+    [woken] = [r for r in ledger.listing(OWNER) if r.continuation_of == origin.id]
+    ledger.cancel(woken.id, OWNER)
+    again = ledger.retry(woken.id, OWNER)
+    assert (again.continuation_of, again.retry_of, again.prompt) == (origin.id, woken.id, woken.prompt)
+    assert again.state == State.APPROVED and again.requester == origin.requester

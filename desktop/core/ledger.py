@@ -134,6 +134,10 @@ class Ledger:
         old = self.visible(request_id, actor)
         if old.state not in (State.FAILED, State.CANCELLED, State.EXPIRED, State.DONE):
             raise Conflict(f"{old.id} is {old.state}; only a finished, failed, cancelled or expired request is retried")
+        if old.continuation_of is not None:  # the same turn again, in the same conversation
+            text = f"background continuation of {old.continuation_of}: retry of {old.id} by {actor.name}"
+            return self._create(actor, old.requester, old.agent, old.prompt, [], actor.is_owner, text,
+                                {"continuation_of": old.continuation_of, "retry_of": old.id})
         return self.create(actor, old.agent, old.prompt, retry_of=old.id)
 
     def revoke_requests_of(self, name: str, actor: Actor) -> list[str]:
