@@ -184,3 +184,37 @@ async def test_a_timeout_counts_from_the_last_turn_and_the_agent_reports_it(tmp_
     finally:
         await daemon.stop()
         kill_runners(tmp_path / "home")
+
+
+def test_a_runaway_chain_of_continuations_waits_for_the_owner(make_daemon: type[DaemonProcess], tmp_path: Path,
+                                                              agent_env: dict[str, str],
+                                                              fake_model: FakeModelServer) -> None:
+    """Real Claude Code whose every continuation starts another task: ten continuations run on their own, the
+    eleventh waits for the owner's approval (a loop guard), and runs once approved."""
+    from desktop.tasks.continuations import LOOP_LIMIT
+    from tests.daemon_process import with_cli_agent
+
+    daemon = with_cli_agent(make_daemon, tmp_path, agent_env, "agent", "claude")
+    again = mcp("start_task", command="echo again", description="again")
+    row = daemon.request(mcp("start_task", command="echo once", description="once") + f"AGAIN {again}SAY started",
+                         agent="agent")
+    deadline = time.monotonic() + 600
+    while len(links := chain_of(daemon, row["id"])) <= LOOP_LIMIT or links[-1]["state"] != "pending":
+        assert time.monotonic() < deadline, [(r["id"], r["state"]) for r in links]
+        time.sleep(0.2)
+    assert [r["state"] for r in links[:LOOP_LIMIT]] == ["done"] * LOOP_LIMIT
+    guarded = daemon.show(links[LOOP_LIMIT]["id"])
+    assert any(f"waits for the owner: {LOOP_LIMIT} background continuations in a row" in t["text"]
+               for t in guarded["timeline"])
+    daemon.post(f"/api/requests/{guarded['id']}/approve", {})
+    assert daemon.wait_state(guarded["id"], "done", timeout=120)["result"].startswith("Reviewed: T")
+
+
+def chain_of(daemon: DaemonProcess, first: str) -> list[dict[str, Any]]:
+    """The continuations in a row after `first`: each woken by a task its predecessor's turn started."""
+    rows = daemon.get("/api/requests", params={"limit": 500}).json()
+    found, current = [], first
+    while following := [r for r in rows if r.get("continuation_of") == current]:
+        found.append(following[0])
+        current = following[0]["id"]
+    return found

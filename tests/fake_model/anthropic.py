@@ -5,7 +5,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from tests.fake_model.script import KEYWORD, Script, final_answer, find_prompt
+from tests.fake_model.script import Script, final_answer, script_of, starts_turn
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -19,7 +19,7 @@ def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
         for block in blocks:
             if block.get("type") == "text" and not block["text"].lstrip().startswith("<system-reminder>"):
                 texts.append(block["text"])
-                if KEYWORD.search(block["text"]):  # a new prompt of the same session: its steps from 0
+                if starts_turn(block["text"]):  # a new prompt of the same session: its steps from 0
                     results.clear()
             elif block.get("type") == "tool_result":
                 inner = block.get("content")
@@ -31,7 +31,7 @@ def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
 
 def wants_cut(body: dict[str, Any]) -> bool:
     texts, _ = conversation(body)
-    return Script.parse(find_prompt(texts)).cut
+    return script_of(texts).cut
 
 
 def calls(script: Script, tools: set[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -60,7 +60,7 @@ def calls(script: Script, tools: set[str]) -> list[tuple[str, dict[str, Any]]]:
 def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, list[dict[str, Any]]]:
     """(HTTP status, error body or None, content blocks)."""
     texts, results = conversation(body)
-    script = Script.parse(find_prompt(texts))
+    script = script_of(texts)
     if script.fail:
         kinds = {401: "authentication_error", 429: "rate_limit_error", 402: "billing_error"}
         kind = kinds.get(script.fail, "api_error")
@@ -69,7 +69,7 @@ def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, list[dict[s
     pending = calls(script, tools)[len(results):] if tools else []
     if pending and pending[0][0] in tools:
         name, arguments = pending[0]
-        turn = sum(1 for text in texts if KEYWORD.search(text))  # a continued session's ids must not repeat
+        turn = sum(1 for text in texts if starts_turn(text))  # a continued session's ids must not repeat
         suffix = f"_t{turn}" if turn > 1 else ""
         block = {"type": "tool_use", "id": f"toolu_{len(results) + 1:02d}{suffix}", "name": name, "input": arguments}
         return 200, None, [block]

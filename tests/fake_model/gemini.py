@@ -2,7 +2,14 @@
 
 from typing import Any
 
-from tests.fake_model.script import KEYWORD, Script, final_answer, find_prompt, question_arguments, question_tool
+from tests.fake_model.script import (
+    Script,
+    final_answer,
+    question_arguments,
+    question_tool,
+    script_of,
+    starts_turn,
+)
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -11,7 +18,7 @@ def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
         for part in content.get("parts", []):
             if content.get("role") == "user" and "text" in part and not part["text"].lstrip().startswith("<"):
                 texts.append(part["text"])
-                if KEYWORD.search(part["text"]):
+                if starts_turn(part["text"]):
                     results.clear()
             elif "functionResponse" in part and part["functionResponse"].get("id") not in seen:
                 seen.add(part["functionResponse"].get("id"))  # a resumed CLI repeats an interrupted response
@@ -53,7 +60,7 @@ def calls(script: Script, tools: set[str]) -> list[tuple[str, dict[str, Any]]]:
 def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     """(HTTP status, the response body: a GenerateContentResponse or an error)."""
     texts, results = conversation(body)
-    script = Script.parse(find_prompt(texts))
+    script = script_of(texts)
     if script.fail:
         statuses = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED"}
         status = statuses.get(script.fail, "INTERNAL")

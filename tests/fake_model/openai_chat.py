@@ -4,7 +4,14 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from tests.fake_model.script import KEYWORD, Script, Step, final_answer, find_prompt, question_arguments, question_tool
+from tests.fake_model.script import (
+    Step,
+    final_answer,
+    question_arguments,
+    question_tool,
+    script_of,
+    starts_turn,
+)
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -15,7 +22,7 @@ def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
             content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
         if message.get("role") == "user":
             texts.append(str(content or ""))
-            if KEYWORD.search(texts[-1]):
+            if starts_turn(texts[-1]):
                 results.clear()
         elif message.get("role") == "tool":  # without the CLI's own <shellId: …> notes
             results.append("\n".join(line for line in str(content or "").splitlines() if not line.startswith("<")))
@@ -31,7 +38,7 @@ def call_for(step: Step, tools: set[str]) -> tuple[str, dict[str, object]]:
 def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     """(HTTP status, an error body or the assistant message)."""
     texts, results = conversation(body)
-    script = Script.parse(find_prompt(texts))
+    script = script_of(texts)
     if script.fail:
         code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(script.fail)
         return script.fail, {"error": {"message": f"fake model: HTTP {script.fail}", "type": "invalid_request_error",

@@ -4,7 +4,14 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from tests.fake_model.script import KEYWORD, Script, final_answer, find_prompt, question_arguments, question_tool
+from tests.fake_model.script import (
+    Script,
+    final_answer,
+    question_arguments,
+    question_tool,
+    script_of,
+    starts_turn,
+)
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -15,7 +22,7 @@ def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
                 text = part.get("text", "")
                 if part.get("type") == "input_text" and not text.lstrip().startswith("<"):
                     texts.append(text)
-                    if KEYWORD.search(text):
+                    if starts_turn(text):
                         results.clear()
         elif item.get("type") == "function_call_output":
             output = item.get("output")
@@ -52,7 +59,7 @@ def calls(script: Script, tools: dict[str, str]) -> list[tuple[str, dict[str, An
 
 def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, list[dict[str, Any]]]:
     texts, results = conversation(body)
-    script = Script.parse(find_prompt(texts))
+    script = script_of(texts)
     if script.fail:
         code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(script.fail)
         error = {"message": f"fake model: HTTP {script.fail}", "type": "invalid_request_error", "code": code}

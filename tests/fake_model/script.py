@@ -7,6 +7,7 @@
     MCP <tool> <json>   call a tool of Coxswain's MCP server (`start_task`, `read_task_output`, …) with these arguments
     TODO <a>=done; <b>  write a todo list (items `=done` are completed) through the runtime's todo tool
     SAY <text>          the final answer (default: "finished after N steps")
+    AGAIN MCP <tool> <json>  in each background continuation of this conversation, call this tool first
     FAIL <status>       answer every call with that HTTP error (401: authentication, 429: rate limit)
 
 The step is how many tool results the conversation holds since the last prompt with a script, so the server keeps
@@ -18,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass
 
-KEYWORD = re.compile(r"^(TOOL|TODO|ASK|MCP|SAY|FAIL|DELAY|CUT)\b[ :]*(.*)$", re.M)
+KEYWORD = re.compile(r"^(TOOL|TODO|ASK|MCP|SAY|FAIL|DELAY|CUT|AGAIN)\b[ :]*(.*)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,15 @@ class Script:
     fail: int | None
     delay: float = 0.0
     cut: bool = False
+    again: tuple[Step, ...] = ()  # what each background continuation of the conversation does first
 
     @classmethod
     def parse(cls, prompt: str) -> "Script":
-        steps, say, fail, delay, cut = [], None, None, 0.0, False
+        steps, say, fail, delay, cut, again = [], None, None, 0.0, False, []
         for keyword, rest in KEYWORD.findall(prompt):
+            if keyword == "AGAIN":
+                again.append(Step("mcp", rest.strip().removeprefix("MCP").strip()))
+                continue
             if keyword == "TOOL":
                 steps.append(Step("tool", rest.strip()))
             elif keyword == "TODO":
@@ -61,7 +66,7 @@ class Script:
                 cut = True
             else:
                 fail = int(rest.strip() or 500)
-        return cls(steps, say, fail, delay, cut)
+        return cls(steps, say, fail, delay, cut, tuple(again))
 
     def final_text(self, last_result: str) -> str:
         if self.say:
@@ -83,12 +88,30 @@ def find_prompt(texts: list[str]) -> str:
     return texts[-1] if texts else ""
 
 
+def woken(text: str) -> bool:
+    """A background continuation's prompt (what ended, what watched sessions did): it has no script of its own."""
+    told = ("you started ha" in text and " ended" in text) or "sessions you watch" in text
+    return told and not KEYWORD.search(text)
+
+
+def starts_turn(text: str) -> bool:
+    """A user text that begins a new turn of steps: a prompt with a script, or a background continuation."""
+    return bool(KEYWORD.search(text)) or woken(text)
+
+
+def script_of(texts: list[str]) -> Script:
+    """What to do now: the prompt's script, or in a background continuation its AGAIN steps."""
+    script = Script.parse(find_prompt(texts))
+    if texts and woken(texts[-1]):
+        return Script(list(script.again), None, None, script.delay)
+    return script
+
+
 def final_answer(texts: list[str], script: Script, results: list[str]) -> str:
     """The turn's last answer. A background continuation (a later prompt, without a script, saying what ended) is
     answered as a model reviewing it would: 'Reviewed: T1 (test run) failed (exit 1) after 2 s.'"""
     newest = texts[-1] if texts else ""
-    woken = ("you started ha" in newest and " ended" in newest) or "sessions you watch" in newest
-    if woken and not KEYWORD.search(newest):
+    if woken(newest):
         ended = next((line for line in newest.splitlines() if re.match(r"T\d+\b|- S\d+", line)), "")
         return f"Reviewed: {ended.removeprefix('- ')}"
     return script.final_text(results[-1] if results else "")
