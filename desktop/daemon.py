@@ -70,6 +70,7 @@ class Daemon:
         self.url = ""
         self._lock = InstanceLock(home.lock)
         self._suspended_at: float | None = None
+        self._awake_since = 0.0  # the end of the last sleep or clock jump: a turn's longest time counts from there
         self.sleep = power_for_platform(self.suspend, self.resume)
         self._background: set[asyncio.Task[None]] = set()
         self.chat_problems: dict[str, str] = {}
@@ -192,6 +193,7 @@ class Daemon:
         await self._after_gap(since, self.clock.wall())
 
     async def _after_gap(self, since: float, until: float) -> None:
+        self._awake_since = until  # a turn's longest time counts from here, not across the sleep
         self.runs.interrupt_running(f"the machine slept or its clock jumped ({_clock_time(since)} to "
                                     f"{_clock_time(until)})")
         self.ledger.expire_overdue()
@@ -269,7 +271,10 @@ class Daemon:
             return
         for request in requests_sql.in_states(self.store.conn, (State.RUNNING,)):
             turns = tasks_sql.turns(self.store.conn, request.id)
-            if request.cancel_requested or not turns or self.clock.wall() - turns[-1].started_at < longest:
+            if request.cancel_requested or not turns or self.ledger.open_question(request.id) is not None:
+                continue  # (a turn waiting on a person's answer is not running long)
+            since = max(turns[-1].started_at, self._awake_since)  # asleep, a turn does not run
+            if self.clock.wall() - since < longest:
                 continue
             self.ledger.note(request.id, f"ran longer than the longest turn ({format_duration(longest)}): "
                                          "cancelled at its next safe point")

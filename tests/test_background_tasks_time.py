@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from desktop.core.actors import Actor
 from desktop.daemon import Daemon
 from tests.ledger_fixture import MovableClock
 from tests.live_daemon import live_daemon
@@ -146,7 +147,12 @@ async def test_a_turn_longer_than_max_turn_is_cancelled_with_the_reason(live: Li
     clock.advance(4 * 60)
     await daemon.check_turns()
     assert (await client.get(f"/api/requests/{request['id']}")).json()["state"] == "running"
+    daemon.ledger.ask(request["id"], Actor("shell", "agent", request["id"]), "Deploy?", ["Yes", "No"])
     clock.advance(61)
+    await daemon.check_turns()  # a turn waiting on a person's answer is not running long
+    waiting = (await client.get(f"/api/requests/{request['id']}")).json()
+    assert waiting["state"] == "running" and not waiting["cancel_requested"]
+    await client.post(f"/api/requests/{request['id']}/answer", json={"text": "Yes"})
     await daemon.check_turns()
     await daemon.check_turns()  # (once is enough: said once)
     for _ in range(500):

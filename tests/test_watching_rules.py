@@ -96,3 +96,19 @@ async def test_a_sessions_view_says_what_keeps_it_busy_and_lists_its_tasks(tmp_p
         tasks_sql.finish(conn, "T1", 1100.0, 1, "failed")
     ended = view(store.conn, session, now=2000.0)["tasks"][0]  # type: ignore[attr-defined]
     assert (ended["state"], ended["ended"], ended["exit_code"]) == ("ended", "failed", 1)
+
+
+async def test_all_idle_waits_while_the_sessions_own_turn_is_coming(tmp_path: Path) -> None:
+    """The session's last task ends, and that wakes the session itself: it is not idle, so no "all idle" yet."""
+    store, ledger, continuations, watching, lead = setup(tmp_path, ["all_idle"])
+    prompt = ledger.dispatch(ledger.create(OWNER, "S1", "lint it").id)  # type: ignore[attr-defined]
+    ledger.finish(prompt.id, 0, "started lint")  # type: ignore[attr-defined]
+    ended_task(store, tmp_path, "T1", prompt.id, 1)
+    with store.transaction() as conn:  # type: ignore[attr-defined]
+        conn.execute("UPDATE tasks SET agent = 'S1' WHERE id = 'T1'")
+    task = tasks_sql.get(store.conn, "T1")  # type: ignore[attr-defined]
+    continuations.task_ended(task)  # type: ignore[arg-type]
+    watching.on_task("ended", task)  # type: ignore[arg-type]
+    await settled(continuations)
+    assert woken(ledger, lead) == [], "S1's own continuation comes: S1 is not idle"
+    assert [r.agent for r in ledger.listing(OWNER) if r.continuation_of == prompt.id] == ["S1"]  # type: ignore[attr-defined]

@@ -55,7 +55,8 @@ def view(conn: sqlite3.Connection, session: SessionRow, detail: bool = False, no
         "may_create_sessions": session.may_create, "latest_request": latest.id if latest else None,
     }
     if now is not None:
-        tasks = [task_view(t, now) for t in tasks_sql.background(conn, session.id) if t.kind != "request"]
+        tasks = [task_view(t, now) for t in tasks_sql.background(conn, session.id) if t.kind != "request"
+                 and (t.ended_at is None or now - t.ended_at < 3600)][:20]  # running, and ended in the last hour
         turning = state in ("running", "asking", "queued")
         shown["activity"] = ("running_turn" if turning else
                              "background_only" if any(t["state"] == "running" for t in tasks) else "idle")

@@ -98,6 +98,16 @@ def newest_of_conversation(conn: sqlite3.Connection, conversation: str) -> Reque
     return None if row is None else RequestRow.of(row)
 
 
+def conversation_rows(conn: sqlite3.Connection, first: str) -> list[RequestRow]:
+    """Every request of the conversation whose first request is `first`: it and every continuation after it."""
+    rows = conn.execute("""
+        WITH RECURSIVE down(id) AS (
+            SELECT id FROM requests WHERE id = ?
+            UNION SELECT r.id FROM requests r JOIN down ON r.continuation_of = down.id)
+        SELECT * FROM requests WHERE id IN (SELECT id FROM down) ORDER BY created_at""", (first,))
+    return [RequestRow.of(r) for r in rows]
+
+
 def continuations_of(conn: sqlite3.Connection, request_id: str) -> list[RequestRow]:
     rows = conn.execute("SELECT * FROM requests WHERE continuation_of = ? ORDER BY created_at", (request_id,))
     return [RequestRow.of(r) for r in rows]

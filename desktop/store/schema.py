@@ -220,5 +220,6 @@ MIGRATIONS: list[str] = [
         created_at      REAL NOT NULL,
         PRIMARY KEY (conversation, session)
     );
+    CREATE INDEX requests_by_agent ON requests(agent, created_at);
     """,
 ]

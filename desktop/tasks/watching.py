@@ -68,4 +68,4 @@ class Watching:
         busy = [r for r in sessions_sql.requests_of(conn, session_id)
                 if r.state in (State.PENDING, State.APPROVED, State.RUNNING)]
         tasks = [t for t in tasks_sql.running(conn) if t.agent == session_id and t.kind in ("command", "monitor")]
-        return not busy and not tasks
+        return not busy and not tasks and not self._continuations.waking(session_id)  # (its own turn is coming)
