@@ -123,7 +123,9 @@ class BackgroundTasks:
                 "command": redact(command)[:MAX_COMMAND]})
         try:
             self._supervisor.start(task_dir, ["/bin/sh", "-c", command], agent.folder, self._environment(agent))
-        except OSError as error:
+        except OSError as error:  # the agent hears it from the tool at once: nothing to wake it for later
+            with self._store.transaction() as conn:
+                sql.update(conn, task_id, {"woke": "not woken: it could not start"})
             self._ended(task_id, Exit(None, f"could not start: {error.strerror or error}"))
             raise Invalid(f"could not start the task: {error.strerror or error}") from None
         self._follow(task_id)

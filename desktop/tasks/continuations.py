@@ -60,7 +60,7 @@ class Continuations:
 
     def task_ended(self, task: TaskRow) -> None:
         """A command or monitor ended: wake the agent whose turn started it, with others ending about now."""
-        if task.kind not in ("command", "monitor"):
+        if task.kind not in ("command", "monitor") or task.woke is not None:  # (decided already)
             return
         if task.request_id is None:  # the owner's own task: no conversation to continue
             self._mark([task], "no agent to wake: started by the owner")
