@@ -105,7 +105,7 @@ class Daemon:
         down_since = self._last_heartbeat()
         if down_since is not None:
             self.runs.interrupt_running(f"the daemon was not running since {_clock_time(down_since)}")
-        self.continuations = Continuations(self.store, self.ledger, self._resumable, wall)
+        self.continuations = Continuations(self.store, self.ledger, self._resumable)
         self.ledger.listeners.append(self.continuations.on_change)
         self.watching = Watching(self.store, self.ledger, self.continuations)
         self.ledger.listeners.append(self.watching.on_request)

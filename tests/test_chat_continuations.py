@@ -51,7 +51,7 @@ async def chat_on(store: Store, ledger: Ledger, connector: Callable[[Chat], Any]
 
 async def woken(store: Store, ledger: Ledger, folder: Path, origin: RequestRow, task_id: str) -> RequestRow:
     """The task `origin`'s turn started failed: the turn Continuations makes of it."""
-    continuations = Continuations(store, ledger, resumable=lambda agent: True, wall=time.time, gather=0.01)
+    continuations = Continuations(store, ledger, resumable=lambda agent: True, gather=0.01)
     continuations.task_ended(ended_task(store, folder, task_id, origin.id, 2, "collected 4 items\n1 failed\n"))
     await settled(continuations)
     [made] = [r for r in ledger.listing(OWNER) if r.continuation_of == origin.id]

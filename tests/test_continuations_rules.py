@@ -37,7 +37,7 @@ async def settled(continuations: Continuations) -> None:
 async def test_the_shell_agent_gets_a_timeline_note_and_no_turn(tmp_path: Path) -> None:
     store, ledger = make_ledger(tmp_path, MovableClock())
     origin = ledger.create(SARAH, "api", "echo hi")
-    continuations = Continuations(store, ledger, resumable=lambda agent: False, wall=lambda: 0.0, gather=0.01)
+    continuations = Continuations(store, ledger, resumable=lambda agent: False, gather=0.01)
     continuations.task_ended(ended_task(store, tmp_path, "T1", origin.id, 2, "collected 4 items\n1 failed\n"))
     await settled(continuations)
     notes = [t.text for t in requests_sql.timeline(store.conn, origin.id) if t.kind == "note"]
@@ -48,7 +48,7 @@ async def test_the_shell_agent_gets_a_timeline_note_and_no_turn(tmp_path: Path) 
 
 async def test_a_chain_of_continuations_waits_for_the_owner_after_the_loop_limit(tmp_path: Path) -> None:
     store, ledger = make_ledger(tmp_path, MovableClock())
-    continuations = Continuations(store, ledger, resumable=lambda agent: True, wall=lambda: 0.0, gather=0.01)
+    continuations = Continuations(store, ledger, resumable=lambda agent: True, gather=0.01)
     request = ledger.approve(ledger.create(SARAH, "api", "start the tests").id, OWNER)
     states = []
     for number in range(1, LOOP_LIMIT + 2):
@@ -66,7 +66,7 @@ async def test_a_chain_of_continuations_waits_for_the_owner_after_the_loop_limit
 
 async def test_a_cancelled_request_cancels_its_queued_continuations(tmp_path: Path) -> None:
     store, ledger = make_ledger(tmp_path, MovableClock())
-    continuations = Continuations(store, ledger, resumable=lambda agent: True, wall=lambda: 0.0, gather=0.01)
+    continuations = Continuations(store, ledger, resumable=lambda agent: True, gather=0.01)
     ledger.listeners.append(continuations.on_change)
     origin = ledger.create(OWNER, "api", "start the server")  # approved: the owner's own
     continuations.task_ended(ended_task(store, tmp_path, "T1", origin.id, 0, "up\n"))
@@ -88,7 +88,7 @@ async def test_tasks_that_ended_before_a_restart_are_dropped_once(tmp_path: Path
     ended_task(store, tmp_path, "T1", origin.id, 0)
     ended_task(store, tmp_path, "T2", None, 0)
     for _ in range(2):  # two starts
-        Continuations(store, ledger, resumable=lambda agent: True, wall=lambda: 0.0).drop_stale()
+        Continuations(store, ledger, resumable=lambda agent: True).drop_stale()
     notes = [t.text for t in requests_sql.timeline(store.conn, origin.id) if "dropped" in t.text]
     assert notes == ["continuation for T1 dropped: the daemon restarted before it ran"]
     assert tasks_sql.get(store.conn, "T2").woke is not None
@@ -97,7 +97,7 @@ async def test_tasks_that_ended_before_a_restart_are_dropped_once(tmp_path: Path
 
 async def test_a_retried_continuation_continues_the_same_conversation(tmp_path: Path) -> None:
     store, ledger = make_ledger(tmp_path, MovableClock())
-    continuations = Continuations(store, ledger, resumable=lambda agent: True, wall=lambda: 0.0, gather=0.01)
+    continuations = Continuations(store, ledger, resumable=lambda agent: True, gather=0.01)
     origin = ledger.create(OWNER, "api", "start the tests")
     continuations.task_ended(ended_task(store, tmp_path, "T1", origin.id, 1, "1 failed\n"))
     await settled(continuations)
@@ -109,7 +109,7 @@ async def test_a_retried_continuation_continues_the_same_conversation(tmp_path: 
 
 
 def rules(store: object, ledger: object) -> Continuations:
-    made = Continuations(store, ledger, resumable=lambda agent: True, wall=lambda: 0.0, gather=0.01)  # type: ignore[arg-type]
+    made = Continuations(store, ledger, resumable=lambda agent: True, gather=0.01)  # type: ignore[arg-type]
     ledger.listeners.append(made.on_change)  # type: ignore[attr-defined]
     return made
 

@@ -20,7 +20,7 @@ def setup(tmp_path: Path, events: list[str]) -> tuple[object, object, Continuati
                      "'{}', 0)")
         sessions_sql.add(conn, "S1", "Checks", None, lead.id, lead.id, 0.0)
         sessions_sql.watch(conn, lead.id, "S1", events, 0.0)
-    continuations = Continuations(store, ledger, resumable=lambda agent: True, wall=lambda: 0.0, gather=0.01)
+    continuations = Continuations(store, ledger, resumable=lambda agent: True, gather=0.01)
     return store, ledger, continuations, Watching(store, ledger, continuations), lead.id
 
 

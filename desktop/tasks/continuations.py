@@ -3,9 +3,10 @@ same runtime session that tells it what ended (how, exit code, duration, test co
 of its console, all redacted) and asks it to review the result and reply. That turn is a request of its own
 (`continuation_of` the request whose turn started the tasks), for the same person, approved with the conversation.
 
-Tasks that end within GATHER seconds of each other wake one turn. A chain of LOOP_LIMIT continuations in a row waits
-for the owner's approval. A task whose request was cancelled wakes nothing; nor does the shell agent, which has no
-session to continue (a line on the timeline says what ended). A task marks what it woke in the same transaction that
+What ends in one conversation within GATHER seconds wakes one turn. LOOP_LIMIT continuations in a conversation since
+the owner's last yes make the next wait for the owner (and a held one holds the next). A task whose request was
+cancelled, or whose person was revoked, wakes nothing; nor does the shell agent, which has no session to continue (a
+line on the timeline says what ended). A task marks what it woke in the same transaction that
 makes the turn, so a restart never makes one twice; one that ended before a restart and woke nothing is dropped, said
 on the timeline."""
 
@@ -28,7 +29,7 @@ from desktop.store.rows import RequestRow, TaskRow
 from desktop.tasks.paging import output_page
 
 GATHER = 2.0  # seconds: tasks ending this close together wake one turn
-LOOP_LIMIT = 10  # continuations in a row before the next one asks the owner
+LOOP_LIMIT = 10  # continuations of a conversation since the owner's last yes before the next one asks the owner
 TAIL_LINES = 30  # of each task's console, in the prompt
 TAIL_CHARS = 3000
 SHOWN_TASKS = 8  # tasks told in full in one turn's prompt (the others in a line each)
@@ -37,10 +38,9 @@ CANCELLED = "request cancelled"  # the stop reason of a task whose request was c
 
 
 class Continuations:
-    def __init__(self, store: Store, ledger: Ledger, resumable: Callable[[str], bool], wall: Callable[[], float],
-                 gather: float = GATHER) -> None:
+    def __init__(self, store: Store, ledger: Ledger, resumable: Callable[[str], bool], gather: float = GATHER) -> None:
         """`resumable(agent)`: whether the agent's runtime can continue a session (the shell agent cannot)."""
-        self._store, self._ledger, self._resumable, self._wall, self.gather = store, ledger, resumable, wall, gather
+        self._store, self._ledger, self._resumable, self.gather = store, ledger, resumable, gather
         self._gathering: dict[str, list[str]] = {}  # conversation (its first request) -> the tasks that ended
         self._news: dict[str, list[str]] = {}  # conversation -> what watched sessions did, waiting to wake it
         self._origins: dict[str, str] = {}  # conversation -> the request the turn will continue
