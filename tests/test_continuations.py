@@ -123,17 +123,10 @@ async def test_a_timeout_counts_from_the_last_turn_and_the_agent_reports_it(tmp_
 
     import httpx
 
-    from desktop.daemon import Daemon
-    from desktop.platform.paths import Home
-    from tests.daemon_process import kill_runners
-    from tests.ledger_fixture import MovableClock
+    from tests.live_daemon import live_daemon
 
     for name, value in agent_env.items():
         monkeypatch.setenv(name, value)
-    clock = MovableClock(start=time.time())
-    daemon = Daemon(Home(tmp_path / "home"), port=0, clock=clock)
-    await daemon.start()
-    owner = (tmp_path / "home" / "owner.token").read_text().strip()
 
     async def state_of(client: httpx.AsyncClient, path: str, state: str) -> dict[str, Any]:
         for _ in range(3000):
@@ -143,47 +136,42 @@ async def test_a_timeout_counts_from_the_last_turn_and_the_agent_reports_it(tmp_
             await asyncio.sleep(0.05)
         raise AssertionError(f"{path} never became {state}: {row}")
 
-    try:
-        async with httpx.AsyncClient(base_url=daemon.url, headers={"Authorization": f"Bearer {owner}"},
-                                     timeout=30) as client:
-            await client.post("/api/settings", json={"key": "task_timeout", "value": "15m"})
-            await client.post("/api/agents", json={"name": "claude", "runtime": "claude", "folder": str(tmp_path)})
-            row = (await client.post("/api/requests", json={"agent": "claude", "prompt": (
-                mcp("start_task", command="sleep 600", description="dev server")
-                + mcp("start_task", command="sleep 3; echo built", description="build") + "SAY both started")})
-                   ).json()
-            await state_of(client, f"/api/requests/{row['id']}", "done")
-            clock.advance(14 * 60)
-            await daemon.tasks.tick()
-            build = await state_of(client, "/api/tasks/T2", "ended")
-            assert build["outcome"] == "completed"
-            for _ in range(3000):  # the build's end wakes a turn of the conversation
-                woke = [r for r in (await client.get("/api/requests")).json() if r["continuation_of"] == row["id"]]
-                if woke:
-                    break
-                await asyncio.sleep(0.05)
-            await state_of(client, f"/api/requests/{woke[0]['id']}", "done")
-            clock.advance(14 * 60)  # 28 minutes after the first turn, 14 after the last: the server runs on
-            await daemon.tasks.tick()
-            assert (await client.get("/api/tasks/T1")).json()["state"] == "running"
-            clock.advance(2 * 60)
-            await daemon.tasks.tick()
-            server = await state_of(client, "/api/tasks/T1", "ended")
-            assert server["outcome"] == "stopped" and "timeout (15 min)" in server["stop_reason"]
-            for _ in range(3000):
-                told = [r for r in (await client.get("/api/requests")).json()  # linked to the turn that started it
-                        if r["continuation_of"] == row["id"] and r["id"] != woke[0]["id"]]
-                if told:
-                    break
-                await asyncio.sleep(0.05)
-            reported = await state_of(client, f"/api/requests/{told[0]['id']}", "done")
-            assert reported["prompt"].startswith("Background work you started has ended.\n\nT1 (dev server) was "
-                                                 "stopped (")
-            assert "timeout (15 min)" in reported["prompt"]
-            assert reported["result"].startswith("Reviewed: T1 (dev server) was stopped")
-    finally:
-        await daemon.stop()
-        kill_runners(tmp_path / "home")
+    async with live_daemon(tmp_path / "home") as (daemon, clock, client):
+        await client.post("/api/settings", json={"key": "task_timeout", "value": "15m"})
+        await client.post("/api/agents", json={"name": "claude", "runtime": "claude", "folder": str(tmp_path)})
+        row = (await client.post("/api/requests", json={"agent": "claude", "prompt": (
+            mcp("start_task", command="sleep 600", description="dev server")
+            + mcp("start_task", command="sleep 3; echo built", description="build") + "SAY both started")})
+               ).json()
+        await state_of(client, f"/api/requests/{row['id']}", "done")
+        clock.advance(14 * 60)
+        await daemon.tasks.tick()
+        build = await state_of(client, "/api/tasks/T2", "ended")
+        assert build["outcome"] == "completed"
+        for _ in range(3000):  # the build's end wakes a turn of the conversation
+            woke = [r for r in (await client.get("/api/requests")).json() if r["continuation_of"] == row["id"]]
+            if woke:
+                break
+            await asyncio.sleep(0.05)
+        await state_of(client, f"/api/requests/{woke[0]['id']}", "done")
+        clock.advance(14 * 60)  # 28 minutes after the first turn, 14 after the last: the server runs on
+        await daemon.tasks.tick()
+        assert (await client.get("/api/tasks/T1")).json()["state"] == "running"
+        clock.advance(2 * 60)
+        await daemon.tasks.tick()
+        server = await state_of(client, "/api/tasks/T1", "ended")
+        assert server["outcome"] == "stopped" and "timeout (15 min)" in server["stop_reason"]
+        for _ in range(3000):
+            told = [r for r in (await client.get("/api/requests")).json()  # linked to the turn that started it
+                    if r["continuation_of"] == row["id"] and r["id"] != woke[0]["id"]]
+            if told:
+                break
+            await asyncio.sleep(0.05)
+        reported = await state_of(client, f"/api/requests/{told[0]['id']}", "done")
+        assert reported["prompt"].startswith("Background work you started has ended.\n\nT1 (dev server) was "
+                                             "stopped (")
+        assert "timeout (15 min)" in reported["prompt"]
+        assert reported["result"].startswith("Reviewed: T1 (dev server) was stopped")
 
 
 def test_a_runaway_chain_of_continuations_waits_for_the_owner(make_daemon: type[DaemonProcess], tmp_path: Path,
