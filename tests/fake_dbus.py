@@ -59,6 +59,8 @@ class FakeNotifications(ServiceInterface):
         super().__init__("org.freedesktop.Notifications")
         self.shown: list[Shown] = []
         self.changed = asyncio.Event()
+        self.held: asyncio.Event | None = None  # a slow server: Notify answers once this is set
+        self.holding = 0  # the Notify calls held now
 
     @method()
     def GetCapabilities(self) -> "as":
@@ -69,8 +71,12 @@ class FakeNotifications(ServiceInterface):
         return ["fake", "coxswain-tests", "1.0", "1.2"]
 
     @method()
-    def Notify(self, app: "s", replaces: "u", icon: "s", title: "s", body: "s",
-               actions: "as", hints: "a{sv}", timeout: "i") -> "u":
+    async def Notify(self, app: "s", replaces: "u", icon: "s", title: "s", body: "s",
+                     actions: "as", hints: "a{sv}", timeout: "i") -> "u":
+        if self.held is not None:
+            self.holding += 1
+            await self.held.wait()
+            self.holding -= 1
         shown = Shown(len(self.shown) + 1, app, title, body, dict(zip(actions[::2], actions[1::2], strict=False)),
                       icon=icon, hints={key: getattr(value, "value", value) for key, value in hints.items()})
         self.shown.append(shown)

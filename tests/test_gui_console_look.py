@@ -220,12 +220,17 @@ def test_a_deny_waiting_for_undo_is_dropped_when_answered_elsewhere_and_sent_at_
     async def scenario() -> None:
         sarah = await person(app, "sarah")
         row = (await app.api.post("/api/requests", json={"agent": "shell", "prompt": "echo 1"}, headers=sarah)).json()
+        await until(lambda: any("Approve" in n.actions.values() for n in server.shown))
+        server.held = asyncio.Event()  # a slow notification server: "Denied R-…" is still on its way when ...
         await app.act("deny", row["id"])
         assert app.denials.waiting(row["id"])
         await until(lambda: app.tray.shown is not None and app.tray.shown.status == "1 denied")
         assert app.tray.shown.waiting == 0, "no badge: nothing waits for the owner"
-        await app.api.post(f"/api/requests/{row['id']}/cancel", json={}, headers=sarah)
+        await until(lambda: server.holding == 1)
+        await app.api.post(f"/api/requests/{row['id']}/cancel", json={}, headers=sarah)  # ... the requester cancels
         await until(lambda: not app.denials.waiting(row["id"]))
+        server.held.set()
+        await until(lambda: any(n.title.startswith("Denied R-") for n in server.shown))
         await until(lambda: [n for n in server.shown if n.title.startswith("Denied R-")][-1].closed_by_app)
         cancelled = (await app.api.get(f"/api/requests/{row['id']}")).json()
         assert cancelled["state"] == "cancelled" and not cancelled["denied"]

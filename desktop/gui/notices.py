@@ -136,6 +136,7 @@ class Notices:
         self._native = NativeNotifications()
         self._approvals: dict[str, str] = {}  # request id -> its notification's identifier
         self._denied: dict[str, str] = {}  # request id -> its "Denied R-02" (with Undo) notification's identifier
+        self._undo_over: set[str] = set()  # Denies final or undone while their notification was on its way
         self._answered: dict[str, None] = {}  # the requests answered lately, oldest first
         self.on_the_way: set[str] = set()  # requests whose approval notification is being shown
         self.last_way = ""  # "native" or "balloon": how the last notice was shown
@@ -153,15 +154,23 @@ class Notices:
         denied = notice.request_id if notice.kind == "denied" else None
         if denied is not None:
             buttons = [("Undo", lambda: self._act("undo", denied))]
+            self._denied[denied] = ""  # on its way
+        identifier = None
         try:
             identifier = await self._native.send(notice.title, notice.message, buttons, lambda: self._open(notice),
                                                  notice.icon)
         finally:
             if approval is not None:
                 self.on_the_way.discard(approval)
+            if denied is not None and identifier is None:
+                self._denied.pop(denied, None)
+                self._undo_over.discard(denied)
         if identifier is not None:
             self.last_way = "native"
-            if denied is not None:
+            if denied is not None and denied in self._undo_over:  # its Undo ended while it was on its way
+                self._undo_over.discard(denied)
+                await self._native.withdraw(identifier)
+            elif denied is not None:
                 self._denied[denied] = identifier
             if approval is not None and approval in self._answered:  # answered while it was on its way
                 await self._native.withdraw(identifier)
@@ -177,7 +186,9 @@ class Notices:
     async def withdraw_denied(self, request_id: str) -> None:
         """The Deny was taken back, or is final: its Undo goes."""
         identifier = self._denied.pop(request_id, None)
-        if identifier is not None:
+        if identifier == "":
+            self._undo_over.add(request_id)
+        elif identifier is not None:
             await self._native.withdraw(identifier)
 
     async def withdraw(self, request_id: str) -> None:
