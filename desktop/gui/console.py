@@ -56,6 +56,7 @@ class ConsoleWindow(QWidget):
         self.resize(1100, 680)
         self._placed = False  # centred on the screen when first shown, laid out
         self.chosen: tuple[str, str] | None = None  # ("task" | "request", id)
+        self._opened: tuple[str, str] | None = None  # what the view holds the start of: only it is read further
         self.work = Work()
         self._before: int | None = None  # where "Load earlier" continues (a task's byte offset)
         self._end = 0  # where a task's next lines start (byte offset); a request's output offset
@@ -202,7 +203,9 @@ class ConsoleWindow(QWidget):
         self.list.select(item_id)
         async with self._reading:
             if self.chosen == (kind, item_id):
+                self._opened = None
                 await (self._open_task(item_id) if kind == "task" else self._open_request(item_id))
+                self._opened = (kind, item_id)
                 await self._read_while_asked(self.chosen)
 
     async def open_task(self, task_id: str) -> None:
@@ -339,7 +342,7 @@ class ConsoleWindow(QWidget):
     async def follow(self) -> None:
         """Show what the chosen item printed since the last read, and its state now."""
         chosen = self.chosen
-        if chosen is None:
+        if chosen is None or chosen != self._opened:  # chosen, not opened yet: its opening reads it
             return
         async with self._reading:
             self._read_again = True
