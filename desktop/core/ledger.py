@@ -18,7 +18,7 @@ from desktop.store import directory
 from desktop.store import questions as questions_sql
 from desktop.store import requests as sql
 from desktop.store.db import Store
-from desktop.store.rows import QuestionRow, RequestRow
+from desktop.store.rows import QuestionRow, RequestRow, TimelineRow
 
 log = logging.getLogger(__name__)
 MAX_PROMPT_CHARS = 100_000
@@ -246,6 +246,9 @@ class Ledger:
     def open_question(self, request_id: str) -> QuestionRow | None:
         waiting = questions_sql.open_for(self._store.conn, request_id)
         return waiting[0] if waiting else None
+
+    def timeline(self, request_id: str) -> list[TimelineRow]:
+        return sql.timeline(self._store.conn, request_id)
 
     # --- the one writer -----------------------------------------------------------------------------------
 
