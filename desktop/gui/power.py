@@ -2,7 +2,7 @@
 WM_POWERBROADCAST to top-level windows (a hidden one of ours; message-only windows get none), macOS posts to
 NSWorkspace's notification center. Both call the daemon's suspend()/resume(); everywhere the daemon's clock-gap
 check catches what these miss. Not run on the Linux machine the tests run on: written against the documented
-interfaces (the platform notes say what was checked)."""
+interfaces (desktop/platform/README.md says what was checked)."""
 
 import sys
 from collections.abc import Callable, Coroutine
