@@ -15,7 +15,6 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from desktop.console.redact import redact
-from desktop.console.stream import folded
 from desktop.core.actors import Actor
 from desktop.core.errors import CoxError, Forbidden
 from desktop.core.events import EventBus
@@ -25,7 +24,7 @@ from desktop.core.visible import has_nul
 from desktop.mcp import session_tools
 from desktop.mcp.endpoint import CALLER
 from desktop.tasks.background import BackgroundTasks, TaskView, task_status
-from desktop.tasks.paging import output_page
+from desktop.tasks.paging import console_page
 
 WITHDRAWN = ("No answer: the question was withdrawn (the request was cancelled, or the turn was interrupted). "
              "Do not wait for an answer; stop here.")
@@ -114,11 +113,10 @@ def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus, sessions: Se
                 if not sessions.readable(agent, row.agent or ""):
                     raise
             view = tasks.view(row)
-            page = output_page(Path(view.row.dir) / "output", max(1, min(lines, 2000)), colours=False)
+            page = console_page(Path(view.row.dir) / "output", lines, plain=True, note=view.note)
             head = f"{view.row.id} · {task_status(view)}" + (f" · tests {view.tests}" if view.tests else "")
-            shown = [folded(text, count) for text, count in page.lines]
-            return "\n".join([head, *shown, *([page.pending] if page.pending else []),
-                              *([f"({view.note})"] if view.note else [])])
+            return "\n".join([head, *page.lines, *([page.pending] if page.pending else []),
+                              *([f"({page.note})"] if page.note else [])])
         return _answer(read)
 
     @server.tool(structured_output=False)

@@ -25,6 +25,7 @@ from desktop.store import requests as requests_sql
 from desktop.store import tasks as sql
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow, TaskRow
+from desktop.tasks.follower import Follower
 from desktop.tasks.supervisor import Exit, Supervisor
 
 log = logging.getLogger(__name__)
@@ -32,7 +33,6 @@ KINDS = ("command", "monitor")
 KEEP_ENDED_SECONDS = 3600
 KEEP_ENDED_PER_AGENT = 20
 MAX_COMMAND = 2000
-READ_PER_TICK = 256 << 10  # output followed per pass (~12 ms of pipeline): a flood cannot hold the daemon's loop
 FOLLOW_SECONDS = 0.25
 QUIET_NOTICE_SECONDS = 60
 # `npm test 2>&1 | tail -40`: nothing shows until the command ends; `tail -f` and `head` stream
@@ -53,7 +53,7 @@ class _Follow:
     """What the daemon keeps in memory about a running task it follows."""
 
     stream: ConsoleStream = field(default_factory=lambda: ConsoleStream(lines=False))  # for its test counts
-    offset: int = 0
+    output: Follower = field(init=False)
     last_output_at: float | None = None
     quiet_seconds: float = 0.0
     output_since_tick: bool = False
@@ -271,6 +271,7 @@ class BackgroundTasks:
         time come from its output file, not from reading it again now."""
         follow = self._follows[task_id] = _Follow()
         task_dir = Path(self.get(task_id).dir)
+        follow.output = Follower(task_dir / "output", lambda data: self._heard(follow, data))
         if again:
             with contextlib.suppress(OSError):
                 found = (task_dir / "output").stat()
@@ -278,38 +279,19 @@ class BackgroundTasks:
                 follow.quiet_seconds = max(0.0, self._wall() - found.st_mtime)
 
         async def watch() -> None:
-            waiter = asyncio.ensure_future(self._supervisor.wait(task_dir))
-            try:
-                while not waiter.done():
-                    if self._read(task_dir, follow) == READ_PER_TICK:
-                        await asyncio.sleep(0)  # more is waiting: read on, letting everything else run between
-                    else:
-                        await asyncio.wait({waiter}, timeout=FOLLOW_SECONDS)
-                while self._read(task_dir, follow):
-                    await asyncio.sleep(0)
-            finally:
-                if not waiter.done():
-                    waiter.cancel()
+            outcome = await follow.output.until(self._supervisor.wait(task_dir), FOLLOW_SECONDS)
             follow.stream.finish()
             self._watchers.pop(task_id, None)
-            self._ended(task_id, waiter.result())
+            self._ended(task_id, outcome)
 
         self._watchers[task_id] = asyncio.create_task(watch(), name=f"follow {task_id}")
 
-    def _read(self, task_dir: Path, follow: _Follow) -> int:
-        """Feed up to READ_PER_TICK new bytes of output to the task's pipeline; how many there were."""
-        try:
-            with open(task_dir / "output", "rb") as f:
-                f.seek(follow.offset)
-                data = f.read(READ_PER_TICK)
-        except OSError:
-            return 0
-        if data:
-            follow.offset += len(data)
-            follow.stream.feed(data)
-            if follow.offset > follow.old_output:
-                follow.last_output_at, follow.output_since_tick = self._wall(), True
-        return len(data)
+    def _heard(self, follow: _Follow, data: bytes) -> None:
+        """New output: through the task's pipeline (its test counts), and its time noted unless it is old output
+        read again."""
+        follow.stream.feed(data)
+        if follow.output.offset > follow.old_output:
+            follow.last_output_at, follow.output_since_tick = self._wall(), True
 
     def _save(self, row: TaskRow, follow: _Follow) -> None:
         """Write down what the follower learnt, if the database does not have it yet."""

@@ -1,11 +1,14 @@
-"""A task's console, page by page: the last lines of its raw output through the console pipeline, and the pages
-before them on request (`before`, a byte offset), as far back as a console loads."""
+"""A console, page by page (a request's or a task's alike): the last lines of its raw output through the console
+pipeline, the pages before them on request (`before`, a byte offset), as far back as a console loads, and what came
+after a cursor (`after`) for a live console."""
 
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from desktop.console.stream import ConsoleStream, Line
+from desktop.console import sgr
+from desktop.console.stream import ConsoleStream, Line, folded
 
 MAX_BACK = 5 * 1024 * 1024  # output older than this, counted from the end, is not loaded
 BLOCK = 256 * 1024
@@ -20,6 +23,36 @@ class Page:
     pending: str  # the unfinished last line, as it shows now
     end: int = 0  # where the whole lines shown end (a byte offset): pass as `after` for what comes next
     more: bool = False  # (after a read `after`) more whole lines are there already
+
+
+@dataclass(frozen=True)
+class ConsolePage:
+    """A page as every reader gets it (the API's TaskOutput has these fields)."""
+
+    lines: list[str]  # console lines, colours as SGR codes unless plain; a repeated line ends in "  ×N"
+    before: int | None  # pass as `before` for the page before this one
+    older_not_loaded: bool
+    pending: str
+    end: int  # pass as `after` for the lines that come next
+    more: bool  # (with `after`) more lines are there already: ask again at once
+    note: str | None  # e.g. why output stops here (a pipe into tail); on the last page only
+    styled: list[list[dict[str, Any]]] | None  # (with `styled`) each line as styled runs, for a web page
+
+
+def console_page(output: Path | None, lines: int, before: int | None = None, after: int | None = None,
+                 plain: bool = False, styled: bool = False, note: str | None = None) -> ConsolePage:
+    """The last lines of a console (or the page `before` an offset, or what came `after` one: a live console's next
+    read); `output` None: nothing started yet."""
+    lines = max(1, min(lines, 2000))
+    if output is None:
+        page = Page([], None, False, "", after or 0)
+    elif after is not None:
+        page = output_since(output, after, lines)
+    else:
+        page = output_page(output, lines, before, not plain)
+    shown = [folded(text, count) for text, count in page.lines]
+    return ConsolePage(shown, page.before, page.older_not_loaded, page.pending, page.end, page.more,
+                       note if before is None else None, [sgr.styled(line) for line in shown] if styled else None)
 
 
 def output_page(output: Path, lines: int, before: int | None = None, colours: bool = True) -> Page:

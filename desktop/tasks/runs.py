@@ -28,6 +28,7 @@ from desktop.store import tasks as tasks_sql
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow, RequestRow, TaskRow
 from desktop.tasks.background import MAX_COMMAND
+from desktop.tasks.follower import EVENTS_PER_TICK, Follower, Lines
 from desktop.tasks.supervisor import Exit, Supervisor, tail
 
 log = logging.getLogger(__name__)
@@ -44,8 +45,7 @@ class _Run:
     task_dir: Path
     runtime: Runtime
     parser: Parser
-    offset: int = 0
-    partial: bytes = b""
+    output: Follower = field(init=False)  # its runtime's events, read from its output file
     result: Event | None = None
     said: str = ""  # what the model last said: a turn that ends without a result is reported in these words
     errors: list[str] = field(default_factory=list)
@@ -119,7 +119,7 @@ class RequestRuns:
                                  "started_at": self._wall(), "agent": agent.name,
                                  "description": redact(f"{request.id}: {request.prompt.strip().splitlines()[0]}")[:500],
                                  "command": redact(shlex.join(launch.argv))[:MAX_COMMAND]})
-        run = _Run(request.id, task_id, task_dir, runtime, runtime.parser())
+        run = self._run(request.id, task_id, task_dir, runtime)
         try:
             self._supervisor.start(task_dir, launch.argv, agent.folder, {**env, **launch.env})
         except (OSError, ValueError) as error:  # ValueError: an argument holds a NUL byte
@@ -175,7 +175,7 @@ class RequestRuns:
     def _tool_at_work(self, run: _Run) -> bool:
         """The CLI said a tool call started and has not said it finished, or (Codex says nothing of a command until
         it ended) a process runs under the CLI that is not the CLI itself or Coxswain's MCP relay."""
-        self._drain(run)
+        run.output.catch_up()
         relay = relay_command()[-1]
 
         def own(process: psutil.Process) -> bool:
@@ -212,9 +212,9 @@ class RequestRuns:
                 self._ledger.note(request.id, f"{why}; the command had not started, starting it now")
                 await self._start(request, resuming=False)
                 continue
-            run = _Run(request.id, task.id, Path(task.dir), runtime, runtime.parser())
+            run = self._run(request.id, task.id, Path(task.dir), runtime)
             if self._supervisor.runner(run.task_dir) is None:
-                self._drain(run)
+                await run.output.drain()
                 await self._end(run, await self._supervisor.wait(run.task_dir))
                 continue
             self._ledger.resume(request.id, f"{why}; the command was still running, following it again")
@@ -269,41 +269,25 @@ class RequestRuns:
 
     # --- following ----------------------------------------------------------------------------------------
 
+    def _run(self, request_id: str, task_id: str, task_dir: Path, runtime: Runtime) -> _Run:
+        run, lines = _Run(request_id, task_id, task_dir, runtime, runtime.parser()), Lines(MAX_EVENT_LINE)
+        run.output = Follower(task_dir / "output", lambda data: self._parse(run, lines.feed(data)), EVENTS_PER_TICK)
+        return run
+
     def _follow(self, run: _Run) -> None:
         async def follow() -> None:
-            waiter = asyncio.ensure_future(self._supervisor.wait(run.task_dir))
-            try:
-                while not waiter.done():
-                    self._drain(run)
-                    await asyncio.wait({waiter}, timeout=TAIL_SECONDS)
-            finally:
-                if not waiter.done():
-                    waiter.cancel()
-            self._drain(run)
+            outcome = await run.output.until(self._supervisor.wait(run.task_dir), TAIL_SECONDS)
             self._watchers.pop(run.request_id, None)
             self._runs.pop(run.request_id, None)
-            await self._end(run, waiter.result())
+            await self._end(run, outcome)
 
         self._runs[run.request_id] = run
         self._watchers[run.request_id] = asyncio.create_task(follow(), name=f"follow {run.request_id}")
 
-    def _drain(self, run: _Run) -> None:
-        """Feed the lines the command wrote since last time to the runtime's parser."""
-        path = run.task_dir / "output"
-        try:
-            if path.stat().st_size <= run.offset:
-                return
-            with open(path, "rb") as f:
-                f.seek(run.offset)
-                data = f.read()
-        except OSError:
-            return
-        run.offset += len(data)
-        *lines, run.partial = (run.partial + data).split(b"\n")
-        if len(run.partial) > MAX_EVENT_LINE:  # no runtime writes such a line: output without newlines
-            run.partial = b""
+    def _parse(self, run: _Run, lines: list[str]) -> None:
+        """Feed the lines the command wrote to the runtime's parser."""
         for line in lines:
-            for event in run.parser.feed(line.decode("utf-8", "replace")):
+            for event in run.parser.feed(line):
                 self._apply(run, event)
 
     def _apply(self, run: _Run, event: Event) -> None:
