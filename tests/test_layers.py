@@ -36,7 +36,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     # the typed HTTP client of the daemon's API (the CLI's and the tray's): it finds the daemon, nothing more
     "client": {"platform"},
     "daemon": {"api", "connectors", "console", "core", "platform", "reentry", "room", "runtimes", "store", "tasks"},
-    "cli": {"api", "client", "console", "core", "daemon", "platform"},
+    "cli": {"client", "console", "core", "daemon", "platform"},
     # the tray app hosts the daemon in its own process; everything else it reaches over the daemon's HTTP API
     "gui": {"client", "core", "console", "platform", "resources", "runtimes", "daemon"},
     "frozen": {"reentry", "runtimes.runner", "mcp.bridge", "cli", "gui.app"},
