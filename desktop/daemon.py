@@ -19,18 +19,22 @@ from apscheduler.triggers.date import DateTrigger
 from desktop.api.app import Services, build
 from desktop.api.serving import listening_socket, serve, shut
 from desktop.connectors import setup as connectors
+from desktop.connectors.owned import ChatSetup
 from desktop.connectors.service import Chat
 from desktop.console.redact import redact
-from desktop.core import settings
+from desktop.core import session_views, settings
 from desktop.core.actors import SYSTEM, Actor
 from desktop.core.agents import Agents
+from desktop.core.audit_log import AuditLog
 from desktop.core.clock import Clock, GapDetector, SystemClock
 from desktop.core.dispatcher import Dispatcher
 from desktop.core.durations import format_duration
 from desktop.core.errors import Conflict, Invalid
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
+from desktop.core.owner_settings import OwnerSettings
 from desktop.core.principals import OWNER, Principals
+from desktop.core.readiness import Readiness
 from desktop.core.sessions import Sessions
 from desktop.core.states import Action, State
 from desktop.core.websessions import WebSessions
@@ -101,6 +105,7 @@ class Daemon:
                                 environment=lambda: {**os.environ, **self.secrets.environment()},
                                 tools_ready=self._tools_ready,
                                 stop_tasks=lambda request_id: self.tasks.stop_all_of(request_id, CANCELLED))
+        self.readiness = Readiness(self.runs.agent_statuses, self.clock.mono)
         self.dispatcher = Dispatcher(self.store, self.ledger, self.runs.launch)
         down_since = self._last_heartbeat()
         if down_since is not None:
@@ -138,12 +143,18 @@ class Daemon:
         await self._keep_awake_while_working()
 
     async def _serve(self) -> None:
-        services = Services(self.store, self.ledger, self.principals, self.agents, self.events,
-                            self.runs.output_path, self.clock.wall, self.runs.agent_statuses, self.secrets, self.tasks,
-                            kick=lambda: self.dispatcher.kick(), setting_changed=self._setting_changed,
-                            web=WebSessions(self.store, self.principals, self.clock.wall, self.clock.mono),
-                            room_status=lambda: self.room.status(), chat=self.chat, chat_problems=self.chat_problems,
-                            sessions=self.sessions, check_setting=self._check_setting)
+        wall = self.clock.wall
+        audit = AuditLog(self.store, wall)
+        owner_settings = OwnerSettings(self.store, self.events, audit, wall, check=self._check_setting,
+                                       changed=self._setting_changed, keep_secret=self.secrets.set,
+                                       secret_kept=self.readiness.forget)
+        services = Services(self.ledger, self.principals, self.agents, self.events, self.runs.output_path,
+                            lambda row: session_views.card(self.store.conn, row), self.readiness, self.secrets,
+                            owner_settings, audit, self.tasks, kick=lambda: self.dispatcher.kick(),
+                            web=WebSessions(self.store, self.principals, wall, self.clock.mono),
+                            room_status=lambda: self.room.status(),
+                            chat=ChatSetup(self.chat, self.store, self.secrets, self.chat_problems, wall),
+                            sessions=self.sessions)
         _, security, mcp = build(services)
         self._mcp = mcp
         self._mcp_built.set()
@@ -222,7 +233,7 @@ class Daemon:
                 raise Invalid(f"room_address: {problem}")
         if key == "agent_sessions" and value.strip().lower() == "yes":
             clis = [AgentRow("", name, "", {}, 0.0) for name in self.runtimes if name != "shell"]
-            if "ready" not in self.runs.agent_statuses(clis):  # one read of the keyring for all of them
+            if "ready" not in self.readiness.of(clis):  # one read of the keyring for all of them
                 raise Conflict("agent sessions need an agent CLI that can run here (Claude Code, Codex, Gemini CLI "
                                "or Copilot CLI, installed and signed in); none is yet")
 

@@ -1,22 +1,13 @@
 """The owner's chat connectors: add one (its tokens checked, then kept in the keyring), say who is who, remove."""
 
 from collections.abc import Callable
-from typing import Any
 
 from fastapi import FastAPI, Request
-from pydantic import Field
+from pydantic import BaseModel, Field
 
-from desktop.api.models import Body, Empty
-from desktop.connectors import setup
-from desktop.connectors.service import Chat
-from desktop.core import audit
+from desktop.api.models import Body, Empty, Removed
+from desktop.connectors.owned import ChatSetup
 from desktop.core.actors import Actor
-from desktop.core.errors import NotFound
-from desktop.core.principals import check_name
-from desktop.platform.secrets import Secrets
-from desktop.store import chat as sql
-from desktop.store import directory
-from desktop.store.db import Store
 
 
 class NewConnector(Body):
@@ -34,46 +25,44 @@ class ChatPerson(Body):
     person: str | None = Field(default=None, max_length=64)  # None: forget this chat user
 
 
-def add_chat(api: FastAPI, chat: Chat, store: Store, secrets: Secrets, problems: dict[str, str],
-             wall: Callable[[], float], owner: Callable[[Request], Actor]) -> None:
+class ConnectorOut(BaseModel):
+    name: str
+    channel: str | None
+    people: dict[str, str]  # chat user -> person
+    connected: bool
+    problem: str | None  # why it could not start
+
+
+class Connected(BaseModel):
+    name: str
+    connected_to: str  # what the chat said the tokens are
+
+
+class ChatPersonOut(BaseModel):
+    chat_user: str
+    person: str | None
+
+
+def add_chat(api: FastAPI, chat: ChatSetup, owner: Callable[[Request], Actor]) -> None:
     @api.get("/api/connectors")
-    async def connectors(request: Request) -> list[dict[str, Any]]:
+    async def connectors(request: Request) -> list[ConnectorOut]:
         owner(request)
-        return setup.listing(chat, store, problems)
+        return [ConnectorOut.model_validate(shown) for shown in chat.listing()]
 
     @api.post("/api/connectors", status_code=201)
-    async def add(body: NewConnector, request: Request) -> dict[str, str]:
+    async def add(body: NewConnector, request: Request) -> Connected:
         who = owner(request)
         tokens = {"app_token": body.app_token, "bot_token": body.bot_token, "app_secret": body.app_secret}
         config = {"channel": body.channel, "base_url": body.base_url, **({"app_id": body.app_id} if body.app_id
                                                                           else {})}
-        said = await setup.add(chat, store, secrets, body.kind, tokens, config, wall())
-        problems.pop(body.kind, None)
-        with store.transaction() as conn:
-            audit.append(conn, wall(), who, "add_connector", None, f"connected {body.kind} ({said})")
-        return {"name": body.kind, "connected_to": said}
+        return Connected(name=body.kind, connected_to=await chat.add(body.kind, tokens, config, who))
 
     @api.post("/api/connectors/{name}/people")
-    async def map_person(name: str, body: ChatPerson, request: Request) -> dict[str, str | None]:
-        who = owner(request)
-        if name not in sql.connectors(store.conn):
-            raise NotFound(f"there is no connector '{name[:20]}'")
-        if body.person is not None:
-            check_name(body.person, "person")
-            row = directory.principal(store.conn, body.person)
-            if row is None or row.revoked_at is not None or row.kind not in ("person", "owner"):
-                raise NotFound(f"there is no person '{body.person}'")
-        with store.transaction() as conn:
-            sql.map_person(conn, name, body.chat_user, body.person)
-            audit.append(conn, wall(), who, "map_chat_user", None,
-                         f"{name} user {body.chat_user} is {body.person or 'nobody now'}")
-        return {"chat_user": body.chat_user, "person": body.person}
+    async def map_person(name: str, body: ChatPerson, request: Request) -> ChatPersonOut:
+        chat.map_person(name, body.chat_user, body.person, owner(request))
+        return ChatPersonOut(chat_user=body.chat_user, person=body.person)
 
     @api.post("/api/connectors/{name}/remove")
-    async def remove(name: str, body: Empty, request: Request) -> dict[str, str]:
-        who = owner(request)
-        await chat.remove(name)
-        with store.transaction() as conn:
-            sql.remove_connector(conn, name)
-            audit.append(conn, wall(), who, "remove_connector", None, f"removed {name}")
-        return {"removed": name}
+    async def remove(name: str, body: Empty, request: Request) -> Removed:
+        await chat.remove(name, owner(request))
+        return Removed(removed=name)

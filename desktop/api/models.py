@@ -266,3 +266,26 @@ class Output(BaseModel):
     text: str
     offset: int
     state: str
+
+
+class Health(BaseModel):
+    status: str
+    you: str
+
+
+class AgentsPaused(BaseModel):
+    agents_paused: str  # "yes" or "no"
+
+
+class Removed(BaseModel):
+    removed: str
+
+
+class SecretsOut(BaseModel):
+    stored: list[str]  # the provider keys in the keyring
+    known: list[str]
+    problem: str | None  # why secrets cannot be kept here
+
+
+class SecretStored(BaseModel):
+    stored: str

@@ -38,6 +38,18 @@ class Me(BaseModel):
     csrf: str
 
 
+class RoomStatus(BaseModel):
+    local_url: str  # the room on this computer
+    url: str | None  # where others reach it (room_address), if it is served there
+    fingerprint: str | None  # of the room's HTTPS certificate
+    problem: str | None  # why it is not served at room_address
+    address: str  # the room_address setting
+
+
+class SignedOut(BaseModel):
+    signed_out: bool
+
+
 class RoomLink(BaseModel):
     url: str  # the room's address with the one-time code after '#': never sent to a server or kept in a log
     expires_at: str
@@ -68,11 +80,11 @@ def add_room(api: FastAPI, web: WebSessions, events: EventBus, status: Callable[
     def client(request: Request) -> str:
         return request.client.host if request.client else "unknown"
 
-    @api.post("/room/signin")
+    @api.post("/room/signin", response_model=Me)
     async def sign_in(body: SignIn, request: Request) -> JSONResponse:
         return signed_in(request, web.sign_in(body.token, client(request)))
 
-    @api.post("/room/exchange")
+    @api.post("/room/exchange", response_model=Me)
     async def exchange(body: Exchange, request: Request) -> JSONResponse:
         return signed_in(request, web.exchange(body.code, client(request)))
 
@@ -83,22 +95,22 @@ def add_room(api: FastAPI, web: WebSessions, events: EventBus, status: Callable[
             raise Forbidden("this is for the room's page; the CLI signs in with its token")
         return Me(you=who.name, owner=who.is_owner, csrf=csrf_for(session_id))
 
-    @api.post("/room/signout")
+    @api.post("/room/signout", response_model=SignedOut)
     async def sign_out(body: Empty, request: Request) -> JSONResponse:
         actor(request)
         session_id = getattr(request.state, "browser_session", None)
         if session_id is not None:
             web.sign_out(session_id)
             events.publish({"type": "signed_out", "name": session_key(session_id)})  # its event stream ends
-        answer = JSONResponse({"signed_out": True})
+        answer = JSONResponse(SignedOut(signed_out=True).model_dump())
         answer.delete_cookie(cookie_name(request.url.scheme), path="/", secure=request.url.scheme == "https",
                              httponly=True, samesite="strict")
         return answer
 
     @api.get("/api/room")
-    async def room(request: Request) -> dict[str, Any]:
+    async def room(request: Request) -> RoomStatus:
         owner(request)
-        return status()
+        return RoomStatus.model_validate(status())
 
     @api.post("/api/room/link", status_code=201)
     async def link(body: LinkFor, request: Request) -> RoomLink:
