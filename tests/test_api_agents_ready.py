@@ -18,10 +18,10 @@ Live = tuple[Daemon, MovableClock, httpx.AsyncClient]
 
 
 class CountingKeyring(keyring.backend.KeyringBackend):
-    priority = 1  # type: ignore[assignment]
+    priority = 1
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.kept: dict[str, str] = {}
         self.reads = 0
 
