@@ -3,9 +3,11 @@ that stops following when the person scrolls up, paging back, the tail-pipe note
 
 import asyncio
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from desktop.core.ids import short_form
 from desktop.gui.console_view import BACKGROUND, FOREGROUND
 from tests.fake_dbus import until
 from tests.gui_fixture import SHOTS, run, wait_state
@@ -227,7 +229,7 @@ def last_number(view: Any) -> int:
 def test_a_running_request_is_followed_to_its_newest_line(desktop: Any, qloop: Any) -> None:
     """Opened from the tray's "Open in console" on a request that prints a line every 100 ms: the newest line is in
     sight when it has shown, and still after ten seconds more of output; a finished 3,000-line request opens at its
-    end."""
+    end, on its last 2,000 lines, and loads the earlier ones on "Load earlier"."""
     from tests.test_gui_tray import actions
 
     app, _ = desktop
@@ -240,6 +242,10 @@ def test_a_running_request_is_followed_to_its_newest_line(desktop: Any, qloop: A
         await laid_out()
         assert console.view.document().lastBlock().text() == "line 3000"
         assert newest_line_in_sight(console.view) and not console.jump.isVisible()
+        assert console.view.document().firstBlock().text() == "line 1001" and console.earlier.isVisible()
+        await console.load_earlier()  # a request's console pages back like a task's
+        assert console.view.document().firstBlock().text() == "line 1" and not console.earlier.isVisible()
+        console.view.scroll_to_end()
 
         row = (await app.api.post("/api/requests", json={"agent": "shell", "prompt":
                                                          "for i in $(seq 1 5000); do echo line $i; "
@@ -253,7 +259,8 @@ def test_a_running_request_is_followed_to_its_newest_line(desktop: Any, qloop: A
             await asyncio.sleep(0.05)  # more than a screenful printed before it is opened
         await until(lambda: any(k.endswith("/ Open in console") for k in actions(app.tray.menu)), 10)
         next(v for k, v in actions(app.tray.menu).items() if k.endswith("/ Open in console")).trigger()
-        await until(lambda: console.chosen == ("request", row["id"]) and last_number(console.view) > 5
+        short = short_form(row["id"], datetime.now(UTC).date())
+        await until(lambda: console.header.text().startswith(f"{short} ") and last_number(console.view) > 5
                     and not console.timeline.isHidden(), 10)
         await laid_out()
         shown = last_number(console.view)

@@ -1,8 +1,8 @@
 """The console window. Left: requests and background tasks, each group summed up in one line and expanding to rows.
 Right: the chosen request's timeline (states with times, interruptions and resumes, progress) and console, or the
 chosen task's console with its test chip, quiet flag and Stop; a request waiting for approval has Approve, Deny and
-Review… (its card). The console opens on the last 2,000 lines, follows live output once a second while the person
-is at the end, and pages back on "Load earlier"."""
+Review… (its card). Both are shown the same way: the daemon's console pages (redacted, repeats folded), opened on the
+last 2,000 lines, followed once a second while what is shown can change, paged back on "Load earlier"."""
 
 import asyncio
 import re
@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.console.stream import ConsoleStream, folded
 from desktop.console.testruns import failure_heading
 from desktop.core.visible import one_line, visible
 from desktop.gui import style
@@ -58,9 +57,9 @@ class ConsoleWindow(QWidget):
         self.chosen: tuple[str, str] | None = None  # ("task" | "request", id)
         self._opened: tuple[str, str] | None = None  # what the view holds the start of: only it is read further
         self.work = Work()
-        self._before: int | None = None  # where "Load earlier" continues (a task's byte offset)
-        self._end = 0  # where a task's next lines start (byte offset); a request's output offset
-        self._stream = ConsoleStream()  # a request's output through the console pipeline
+        self._before: int | None = None  # where "Load earlier" continues (a byte offset of the output)
+        self._end = 0  # where the next lines start (a byte offset)
+        self._pending_shown = False  # the last line shown is unfinished: the next read replaces it
         self._live = False
         self._asked = self._shown = 0  # list refreshes asked for, and the newest of them shown
         self._request_state: str | None = None  # the state the chosen request's details show
@@ -204,17 +203,23 @@ class ConsoleWindow(QWidget):
         async with self._reading:
             if self.chosen == (kind, item_id):
                 self._opened = None
-                await (self._open_task(item_id) if kind == "task" else self._open_request(item_id))
-                self._opened = (kind, item_id)
+                await self._open(kind, item_id)
+                if self.chosen == (kind, item_id):
+                    self._opened = (kind, item_id)
                 await self._read_while_asked(self.chosen)
 
     async def open_task(self, task_id: str) -> None:
         await self.open("task", task_id)
 
-    async def _open_task(self, task_id: str) -> None:
+    async def open_request(self, request_id: str) -> None:
+        await self.open("request", request_id)
+
+    async def _open(self, kind: str, item_id: str) -> None:
         self._read_again = False
-        task = (await self._api.get(f"/api/tasks/{task_id}")).json()
-        page = (await self._api.get(f"/api/tasks/{task_id}/output", params={"lines": PAGE})).json()
+        row = (await self._api.get(f"/api/{kind}s/{item_id}")).json()
+        page = (await self._api.get(_console(kind, item_id), params={"lines": PAGE})).json()
+        if self.chosen != (kind, item_id):
+            return
         self._hide_details()
         self._before, self._end = page["before"], page["end"]
         self.view.show_lines(page["lines"] + ([page["pending"]] if page["pending"] else []))
@@ -222,7 +227,12 @@ class ConsoleWindow(QWidget):
         self._show_paging(page["older_not_loaded"])
         self.note.setText(page["note"] or "")
         self.note.setVisible(bool(page["note"]))
-        self._show_task_state(task)
+        self.view.scroll_to_end()
+        if kind == "task":
+            self._show_task_state(row)
+        else:
+            self.stop_button.setText("Cancel")
+            self._show_request_state(row)
 
     def _show_title(self, row: RowText, what: str) -> None:
         self.right.setCurrentIndex(1)
@@ -253,13 +263,12 @@ class ConsoleWindow(QWidget):
         self.stop_button.setVisible(task["state"] == "running")
         self._set_live(task["state"] != "ended")
 
-    async def _follow_task(self, task_id: str) -> None:
-        """What the task printed since the last read, read until caught up (a slice at a time)."""
+    async def _follow(self, kind: str, item_id: str) -> None:
+        """What it printed since the last read, read until caught up (a page at a time)."""
         more = True
         while more:
-            page = (await self._api.get(f"/api/tasks/{task_id}/output", params={"after": self._end, "lines": PAGE})
-                    ).json()
-            if self.chosen != ("task", task_id):
+            page = (await self._api.get(_console(kind, item_id), params={"after": self._end, "lines": PAGE})).json()
+            if self.chosen != (kind, item_id):
                 return
             if self._pending_shown:  # the unfinished line shown last time is replaced by what it became
                 self._drop_last_line()
@@ -269,21 +278,6 @@ class ConsoleWindow(QWidget):
             self._pending_shown = bool(page["pending"])
 
     # --- a request ------------------------------------------------------------------------------------------
-
-    async def open_request(self, request_id: str) -> None:
-        await self.open("request", request_id)
-
-    async def _open_request(self, request_id: str) -> None:
-        self._read_again = False
-        request = (await self._api.get(f"/api/requests/{request_id}")).json()
-        self._hide_details()
-        self._show_title(request_text(request), request["prompt"])
-        self._stream, self._end, self._pending_shown = ConsoleStream(), 0, False
-        self.view.show_lines([])
-        await self._follow_request(request_id)
-        self.view.scroll_to_end()
-        self.stop_button.setText("Cancel")
-        self._show_request_state(request)
 
     def _show_request_state(self, request: dict[str, Any]) -> None:
         """Its timeline and progress; Cancel and once-a-second polling while it can still change."""
@@ -325,18 +319,6 @@ class ConsoleWindow(QWidget):
         self.why.setVisible(empty)
         self.view.setVisible(not empty)
 
-    async def _follow_request(self, request_id: str) -> None:
-        while True:  # the output so far, chunk by chunk
-            chunk = (await self._api.get(f"/api/requests/{request_id}/output", params={"offset": self._end})).json()
-            if self.chosen != ("request", request_id):
-                return
-            moved = chunk["offset"] != self._end
-            self._end = chunk["offset"]
-            lines = [folded(line.text, line.count) for line in self._stream.feed(chunk["text"].encode())]
-            await self._append(lines)
-            if not moved:
-                return
-
     # --- following, paging, stopping ------------------------------------------------------------------------
 
     async def follow(self) -> None:
@@ -361,24 +343,17 @@ class ConsoleWindow(QWidget):
             await self._read(*chosen)
 
     async def _read(self, kind: str, item_id: str) -> None:
-        if kind == "task":
-            await self._follow_task(item_id)
-            task = (await self._api.get(f"/api/tasks/{item_id}")).json()
-            if self.chosen == ("task", item_id):
-                self._show_task_state(task)
-        else:
-            await self._follow_request(item_id)
-            request = (await self._api.get(f"/api/requests/{item_id}")).json()
-            if self.chosen == ("request", item_id):
-                self._show_request_state(request)
+        await self._follow(kind, item_id)
+        row = (await self._api.get(f"/api/{kind}s/{item_id}")).json()
+        if self.chosen == (kind, item_id):
+            (self._show_task_state if kind == "task" else self._show_request_state)(row)
 
     async def load_earlier(self) -> None:
-        if self.chosen is None or self.chosen[0] != "task" or self._before is None:
+        chosen = self.chosen
+        if chosen is None or self._before is None:
             return
-        task_id = self.chosen[1]
-        page = (await self._api.get(f"/api/tasks/{task_id}/output", params={"lines": PAGE, "before": self._before})
-                ).json()
-        if self.chosen == ("task", task_id):
+        page = (await self._api.get(_console(*chosen), params={"lines": PAGE, "before": self._before})).json()
+        if self.chosen == chosen:
             self._before = page["before"]
             self.view.prepend_lines(page["lines"])
             self._show_paging(page["older_not_loaded"])
@@ -476,3 +451,6 @@ class ConsoleWindow(QWidget):
         super().showEvent(event)
 
 
+def _console(kind: str, item_id: str) -> str:
+    """Where the daemon serves a request's or a task's console pages."""
+    return f"/api/requests/{item_id}/console" if kind == "request" else f"/api/tasks/{item_id}/output"
