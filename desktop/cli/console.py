@@ -8,8 +8,6 @@ import sys
 from collections.abc import Iterator
 
 from desktop.cli.common import Commands
-from desktop.console.redact import Redactor
-from desktop.console.stream import ConsoleStream, Line, folded
 from desktop.platform.paths import Home
 
 
@@ -31,6 +29,8 @@ def _stdin_chunks() -> Iterator[bytes]:
 
 
 def _render(home: Home, args: argparse.Namespace) -> int:
+    from desktop.console.stream import ConsoleStream, Line, folded  # (here: the other commands start faster)
+
     stream, out = ConsoleStream(colours=not args.plain), sys.stdout
     shown: Line | None = None  # the last line, held back while it may still repeat
 
@@ -49,6 +49,8 @@ def _render(home: Home, args: argparse.Namespace) -> int:
 
 
 def _redact(home: Home, args: argparse.Namespace) -> int:
+    from desktop.console.redact import Redactor
+
     redactor, decoder, partial = Redactor(), codecs.getincrementaldecoder("utf-8")("replace"), ""
     for chunk in _stdin_chunks():
         *complete, partial = (partial + decoder.decode(chunk)).split("\n")
@@ -60,6 +62,8 @@ def _redact(home: Home, args: argparse.Namespace) -> int:
 
 
 def _tests(home: Home, args: argparse.Namespace) -> int:
+    from desktop.console.stream import ConsoleStream
+
     stream = ConsoleStream(colours=False)
     for chunk in _stdin_chunks():
         stream.feed(chunk)

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Shape(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)  # built when first used
 
     def dump(self) -> dict[str, Any]:
         """As JSON, the way the daemon sent it."""
