@@ -213,9 +213,8 @@ class RequestRuns:
                 await self._start(request, resuming=False)
                 continue
             run = self._run(request.id, task.id, Path(task.dir), runtime)
-            if self._supervisor.runner(run.task_dir) is None:
-                await run.output.drain()
-                await self._end(run, await self._supervisor.wait(run.task_dir))
+            if self._supervisor.runner(run.task_dir) is None:  # it ended unfollowed: read what it wrote, then end it
+                await self._follow(run)
                 continue
             self._ledger.resume(request.id, f"{why}; the command was still running, following it again")
             self._follow(run)
@@ -274,7 +273,7 @@ class RequestRuns:
         run.output = Follower(task_dir / "output", lambda data: self._parse(run, lines.feed(data)), EVENTS_PER_TICK)
         return run
 
-    def _follow(self, run: _Run) -> None:
+    def _follow(self, run: _Run) -> "asyncio.Task[None]":
         async def follow() -> None:
             outcome = await run.output.until(self._supervisor.wait(run.task_dir), TAIL_SECONDS)
             self._watchers.pop(run.request_id, None)
@@ -282,7 +281,8 @@ class RequestRuns:
             await self._end(run, outcome)
 
         self._runs[run.request_id] = run
-        self._watchers[run.request_id] = asyncio.create_task(follow(), name=f"follow {run.request_id}")
+        watcher = self._watchers[run.request_id] = asyncio.create_task(follow(), name=f"follow {run.request_id}")
+        return watcher
 
     def _parse(self, run: _Run, lines: list[str]) -> None:
         """Feed the lines the command wrote to the runtime's parser."""
