@@ -1,5 +1,6 @@
 """Background tasks (agents reach them through the MCP tools; the owner may start one too), and console pages."""
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
@@ -7,10 +8,8 @@ from fastapi import FastAPI, Query, Request
 
 from desktop.api import models as m
 from desktop.api.actors import actor, owner
-from desktop.console import sgr
-from desktop.console.stream import folded
+from desktop.tasks import paging
 from desktop.tasks.background import BackgroundTasks
-from desktop.tasks.paging import Page, output_page, output_since
 
 Position = Annotated[int, Query(ge=0, le=2**62)]  # a byte offset in an output file (a seek takes at most 2**63 - 1)
 Count = Annotated[int, Query(ge=-2**62, le=2**62)]  # clamped where it is used
@@ -44,16 +43,5 @@ def add_tasks(api: FastAPI, tasks: BackgroundTasks) -> None:
 
 def console_page(output: Path | None, lines: int, before: int | None, after: int | None, plain: bool, styled: bool,
                  note: str | None) -> m.TaskOutput:
-    """The last lines of a console (or the page `before` an offset, or what came `after` one: a live console's next
-    read); `styled`: each line also as styled runs, for a web page."""
-    lines = max(1, min(lines, 2000))
-    if output is None:  # nothing started yet
-        page = Page([], None, False, "", after or 0)
-    elif after is not None:
-        page = output_since(output, after, lines)
-    else:
-        page = output_page(output, lines, before, not plain)
-    shown = [folded(text, count) for text, count in page.lines]
-    return m.TaskOutput(lines=shown, styled=[sgr.styled(line) for line in shown] if styled else None,
-                        before=page.before, older_not_loaded=page.older_not_loaded, pending=page.pending, end=page.end,
-                        more=page.more, note=note if before is None else None)
+    """A console page of a request or a task (desktop/tasks/paging.py builds it, for the MCP tools too)."""
+    return m.TaskOutput(**asdict(paging.console_page(output, lines, before, after, plain, styled, note)))
