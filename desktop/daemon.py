@@ -30,7 +30,7 @@ from desktop.core.clock import Clock, GapDetector, SystemClock
 from desktop.core.dispatcher import Dispatcher
 from desktop.core.durations import format_duration
 from desktop.core.errors import Conflict, Invalid
-from desktop.core.events import EventBus
+from desktop.core.events import EventBus, RequestChanged, RoomChanged, RuntimeNews
 from desktop.core.ledger import Ledger
 from desktop.core.owner_settings import OwnerSettings
 from desktop.core.principals import OWNER, Principals
@@ -251,7 +251,7 @@ class Daemon:
 
     async def _move_room(self) -> None:
         await self.room.apply()
-        self.events.publish({"type": "room", **self.room.status()})
+        self.events.publish(RoomChanged(self.room.status()))
 
     def _check_keep_awake(self) -> None:
         self._in_background(self._keep_awake_while_working())
@@ -311,13 +311,8 @@ class Daemon:
     # --- reacting to the ledger ---------------------------------------------------------------------------
 
     def _on_change(self, request: RequestRow, action: Action) -> None:
-        event = {"type": "request", "id": request.id, "state": request.state, "action": action.value,
-                 "agent": request.agent, "requester": request.requester, "progress": request.progress,
-                 "denied": request.denied, "continuation_of": request.continuation_of}
-        if action == Action.ASK:
-            asked = self.ledger.open_question(request.id)
-            event["question"] = asked.text if asked else None
-        self.events.publish(event)
+        asked = self.ledger.open_question(request.id) if action == Action.ASK else None
+        self.events.publish(RequestChanged(request, action.value, asked.text if asked else None))
         if request.state == State.PENDING and action == Action.CREATE:
             self._schedule_expiry(request)
         elif action in (Action.APPROVE, Action.DENY, Action.CANCEL, Action.REVOKE, Action.EXPIRE):
@@ -337,8 +332,8 @@ class Daemon:
         await self._mcp.ready()
 
     def _on_runtime_event(self, request: RequestRow, event: Event) -> None:
-        self.events.publish({"type": "runtime", "id": request.id, "kind": event.kind, "text": redact(event.text[:2000]),
-                             "value": event.value, "requester": request.requester})
+        self.events.publish(RuntimeNews(request.id, event.kind, redact(event.text[:2000]), event.value,
+                                        request.requester))
 
     def _session_tools(self, request_id: str, task_dir: Path) -> SessionTools:
         """The MCP relay for one turn, with a token good for this running request only (in a file only we can read)."""

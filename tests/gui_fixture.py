@@ -34,7 +34,13 @@ def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
 
 
 def run(loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, Any], timeout: float = 90) -> Any:
-    return loop.run_until_complete(asyncio.wait_for(work, timeout))
+    """Run the loop until `work` is done. Not qasync's run_until_complete: that processes Qt's events once more
+    after the loop stopped, so a socket read or a timer then runs a step with no running loop (uvicorn's and
+    httpx's streams break on it). What is still queued runs at the next `run`, on the running loop."""
+    done = asyncio.ensure_future(asyncio.wait_for(work, timeout), loop=loop)
+    done.add_done_callback(lambda _: loop.stop())
+    loop.run_forever()
+    return done.result()
 
 
 @contextlib.contextmanager

@@ -193,7 +193,7 @@ def test_a_quiet_task_says_so_in_amber_and_its_row_stops_it(qloop: Any, tmp_path
         await minutes_pass(app, 1)
         await console.follow()
         assert console.quiet.text() == "no output for 2 min" and "b45309" in console.quiet.styleSheet()
-        await console.refresh()
+        await app.refresh()  # quiet time changes no row the events carry: a full read
         assert "running, no output for 2 min" in console.list.tasks_group.child(0).text(0)
         stop = console.list.button_of(task_id)
         assert stop is not None and stop.text() == "Stop"

@@ -373,7 +373,7 @@ def test_ended_tasks_stay_dimmed_with_how_they_ended_and_hide_with_x(desktop: An
             hide.click()
             assert work.row_of(task_id) is None
         assert work.tasks_group.isHidden(), "all hidden: no panel"
-        await console.refresh()
+        await app.refresh()
         assert work.tasks_group.isHidden() and work.row_of(good) is None, "hidden stays hidden"
 
     SHOTS.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,7 @@ import asyncio
 import time
 from typing import Any
 
+from desktop.core.events import RequestChanged
 from tests.fake_dbus import until
 from tests.gui_fixture import run, wait_state
 from tests.test_gui_tray import actions
@@ -49,10 +50,11 @@ def test_a_cancel_shows_everywhere_within_a_second(desktop: Any, qloop: Any) -> 
         cancel = next(v for k, v in actions(app.tray.menu).items() if k.startswith(short) and k.endswith("Cancel"))
         with app.daemon.events.subscribe() as events:
             cancel.trigger()
-            while (event := await asyncio.wait_for(events.get(), 10)).get("state") != "cancelled":
+            while not isinstance(event := await asyncio.wait_for(events.get(), 10), RequestChanged) \
+                    or event.row.state != "cancelled":
                 pass
             changed = time.monotonic()
-        assert event["id"] == row["id"]
+        assert event.row.id == row["id"]
         shown = await shown_within(3, lambda: app.tray.shown.state == "idle" and short not in app.tray.toolTip()
                                    and " cancelled" in row_text(console, row["id"])
                                    and not console.stop_button.isVisible() and "cancelled" in last_event(console))

@@ -250,7 +250,7 @@ def test_the_owners_stop_is_no_failure_and_a_timeout_is_told(qloop: Any, tmp_pat
 
 async def stop_and_time_out(app: Any, server: FakeNotifications, clock: MovableClock) -> None:
     events: list[dict[str, Any]] = []
-    app.bridge.received.connect(events.append)
+    app.event_stream.received.connect(events.append)
     stopped = (await app.api.post("/api/tasks", json={"agent": "shell", "command": "sleep 600",
                                                        "description": "dev server"})).json()
     await app.api.post(f"/api/tasks/{stopped['id']}/stop", json={})

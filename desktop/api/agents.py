@@ -7,7 +7,7 @@ from fastapi import FastAPI, Request
 from desktop.api import models as m
 from desktop.api.actors import actor, owner
 from desktop.core.agents import Agents
-from desktop.core.events import EventBus
+from desktop.core.events import EventBus, Revoked
 from desktop.core.owner_settings import OwnerSettings
 from desktop.core.principals import Principals
 from desktop.core.readiness import Readiness
@@ -83,5 +83,5 @@ def add_people(api: FastAPI, principals: Principals, events: EventBus) -> None:
     @api.post("/api/people/{name}/revoke")
     async def revoke(name: str, body: m.Empty, request: Request) -> m.Revoked:
         cancelled = principals.revoke(name, actor(request))
-        events.publish({"type": "revoked", "name": name})  # their open event streams end now
+        events.publish(Revoked(name))  # their open event streams end now
         return m.Revoked(name=name, cancelled=cancelled)

@@ -71,7 +71,7 @@ def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, Local
     add_requests(api, s.ledger, s.output_path, s.session_card)
     add_tasks(api, s.tasks)
     add_settings(api, s.owner_settings, s.secrets, s.audit, s.ledger)
-    add_events(api, s.events)
+    add_events(api, s.events, s.tasks, s.session_card)
     add_room(api, s.web, s.events, s.room_status, actor, owner)
     add_chat(api, s.chat, owner)
     add_sessions(api, s.sessions, actor, owner)

@@ -1,16 +1,20 @@
 """/api/events: what changes, as server-sent events; each caller sees their own requests' (the owner everything),
-and the stream ends when the caller's token is revoked or their browser session signs out."""
+and the stream ends when the caller's token is revoked or their browser session signs out. A request's or a task's
+event carries its row as GET /api/requests/{id} (without timeline) or GET /api/tasks/{id} shows it, under "row"."""
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
 from sse_starlette import EventSourceResponse
 
+from desktop.api import models as m
 from desktop.api.actors import actor
-from desktop.core.events import EventBus
+from desktop.core.events import Event, EventBus, Lagged, RequestChanged, Revoked, SignedOut, TaskChanged
 from desktop.core.websessions import session_key
+from desktop.store.rows import RequestRow
+from desktop.tasks.background import BackgroundTasks
 
 STREAM: dict[int | str, dict[str, Any]] = {200: {
     "description": "Server-sent events: `hello` first (its data `{\"you\": name}`), then one per change, named by "
@@ -18,21 +22,36 @@ STREAM: dict[int | str, dict[str, Any]] = {200: {
     "content": {"text/event-stream": {"schema": {"type": "string"}}}}}
 
 
-def add_events(api: FastAPI, events: EventBus) -> None:
+def add_events(api: FastAPI, events: EventBus, tasks: BackgroundTasks,
+               card: Callable[[RequestRow], dict[str, Any] | None]) -> None:
+    """`card`: what the owner's card shows about a session a request's prompt went to (as in the request's row)."""
+
+    def sent(event: Event) -> dict[str, str]:
+        data = event.data()
+        if isinstance(event, RequestChanged):
+            data["row"] = m.RequestOut.of(event.row, None, None, card(event.row)).model_dump(mode="json")
+        elif isinstance(event, TaskChanged):
+            data["row"] = m.TaskOut.of(tasks.view(event.row)).model_dump(mode="json")
+        return {"event": event.name(), "data": json.dumps(data)}
+
     @api.get("/api/events", response_class=EventSourceResponse, responses=STREAM)
     async def stream(request: Request) -> EventSourceResponse:
         who = actor(request)
         browser = getattr(request.state, "browser_session", None)
-        ended_by = {("revoked", who.name), ("signed_out", session_key(browser) if browser else None)}
+        signed_in_as = session_key(browser) if browser else None
+
+        def ends(event: Event) -> bool:
+            return ((isinstance(event, Revoked) and event.person == who.name)
+                    or (isinstance(event, SignedOut) and event.key == signed_in_as))
 
         async def each() -> AsyncIterator[dict[str, str]]:
             with events.subscribe() as queue:
                 yield {"event": "hello", "data": json.dumps({"you": who.name})}
                 while True:
                     event = await queue.get()
-                    if (event.get("type"), event.get("name")) in ended_by:
+                    if ends(event):
                         return
-                    if who.is_owner or event.get("requester") == who.name or event.get("type") == "lagged":
-                        yield {"event": str(event.get("type", "event")), "data": json.dumps(event)}
+                    if who.is_owner or event.about() == who.name or isinstance(event, Lagged):
+                        yield sent(event)
 
         return EventSourceResponse(each(), ping=15)

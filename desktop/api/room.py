@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from desktop.api.models import Body, Empty, iso
 from desktop.api.security import ROOM_FILES, cookie_name
+from desktop.core import events as news
 from desktop.core.actors import Actor
 from desktop.core.errors import Forbidden
 from desktop.core.events import EventBus
@@ -101,7 +102,7 @@ def add_room(api: FastAPI, web: WebSessions, events: EventBus, status: Callable[
         session_id = getattr(request.state, "browser_session", None)
         if session_id is not None:
             web.sign_out(session_id)
-            events.publish({"type": "signed_out", "name": session_key(session_id)})  # its event stream ends
+            events.publish(news.SignedOut(session_key(session_id)))  # its event stream ends
         answer = JSONResponse(SignedOut(signed_out=True).model_dump())
         answer.delete_cookie(cookie_name(request.url.scheme), path="/", secure=request.url.scheme == "https",
                              httponly=True, samesite="strict")

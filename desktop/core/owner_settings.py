@@ -7,7 +7,7 @@ from desktop.core import settings
 from desktop.core.actors import Actor
 from desktop.core.audit_log import AuditLog
 from desktop.core.errors import Forbidden
-from desktop.core.events import EventBus
+from desktop.core.events import EventBus, SettingChanged
 from desktop.store.db import Store
 
 
@@ -28,7 +28,7 @@ class OwnerSettings:
         if who.is_owner:
             self._check(key, value)
         settings.change(self._store, key, value, who, self._wall())
-        self._events.publish({"type": "settings", "key": key, "value": value})
+        self._events.publish(SettingChanged(key, value))
         self._changed(key)
 
     def keep_secret(self, name: str, value: str, who: Actor) -> None:

@@ -16,7 +16,7 @@ from desktop.core.actors import SYSTEM, Actor
 from desktop.core.agents import Agents
 from desktop.core.dispatcher import MAX_SESSIONS_RUNNING as MAX_AT_WORK
 from desktop.core.errors import CoxError, Invalid
-from desktop.core.events import EventBus
+from desktop.core.events import EventBus, SessionCalled, SessionChanged
 from desktop.core.ledger import Ledger
 from desktop.core.session_views import latest_state, short, view
 from desktop.core.settings import current
@@ -259,7 +259,7 @@ class Sessions:
             sql.set_may_create(conn, session.id, allowed)
             audit.append(conn, self._wall(), actor, "session_may_create", None,
                          f"{session.id} may {'now' if allowed else 'no longer'} create sessions")
-        self._events.publish({"type": "session", "id": session.id})
+        self._events.publish(SessionChanged(session.id))
         return self._session(session.id)
 
     def add_group(self, name: str, actor: Actor) -> list[str]:
@@ -444,7 +444,7 @@ class Sessions:
     def _activity(self, request_id: str | None, actor: Actor, text: str) -> None:
         if request_id and requests_sql.get(self._store.conn, request_id) is not None:
             self._ledger.note(request_id, text[:2000], kind="activity", actor=actor)
-            self._events.publish({"type": "session_call", "id": request_id})
+            self._events.publish(SessionCalled(request_id))
 
     def _session(self, session_id: str) -> SessionRow:
         session = sql.get(self._store.conn, session_id)

@@ -19,11 +19,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import qasync  # type: ignore[import-untyped]
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from desktop.gui import PLAIN_IMPORT, style
-from desktop.gui.bridge import Bridge
 from desktop.gui.denials import Denials, denied_notice
+from desktop.gui.event_stream import EventStream
 from desktop.gui.notices import ANSWERED, Notice, Notices, approval_notice, notice_for, waits_for_approval, with_details
 from desktop.gui.power import watch_power
 from desktop.gui.single import Listener, ask_running_app
@@ -44,6 +45,9 @@ if TYPE_CHECKING:  # the windows' modules are loaded when a window first opens
 
 log = logging.getLogger(__name__)
 LOOPBACK = "127.0.0.1"  # where the daemon's API listens (the room has its own listener)
+SHOWN = 200  # requests the tray and the console list know of (the newest)
+TASK_READS_MS = 5000
+FOLLOWING_SECONDS = 10
 
 
 class TrayApp:
@@ -59,10 +63,15 @@ class TrayApp:
         self.quit_requested = asyncio.Event()
         self.tray.quit_action.triggered.connect(self.quit_requested.set)
         self._refreshing: asyncio.Task[None] | None = None
-        self._stale = False  # something changed since the refresh on its way asked the daemon
+        self._stale = False  # an event came while a full read was on its way (its answer may predate it)
+        self._requests: dict[str, dict[str, Any]] = {}  # the newest requests and the tasks, as the daemon showed them
+        self._tasks: dict[str, dict[str, Any]] = {}  # last (a full read, then each event's row)
+        self._task_reads = QTimer()  # a running task's quiet time and test counts change without an event: read
+        self._task_reads.setInterval(TASK_READS_MS)  # them now and then while the console shows them
         self._asked = self._shown = 0  # refreshes asked for, and the newest of them shown
         self._failed_unseen = False
         self.work = Work()
+        self._task_reads.timeout.connect(lambda: self.work.start(self._read_tasks()))
         self.denials = Denials(self._deny_now, self._denial_changed)
 
     async def start(self) -> None:
@@ -70,7 +79,6 @@ class TrayApp:
         daemon_module, http = await asyncio.to_thread(_load_daemon)
         taken = self.port != 0 and not port_free(LOOPBACK, self.port)  # by another program: any free port will do
         self.daemon: Daemon = daemon_module.Daemon(self.home, LOOPBACK, 0 if taken else self.port, clock=self._clock)
-        self.bridge = Bridge(self.daemon.events)
         await self.daemon.start()
         if taken:  # said where a person sees it; `cox` and the relay read the address from daemon.json
             said = (f"Port {self.port} is taken by another program, so Coxswain's API listens on {self.daemon.url} "
@@ -88,10 +96,16 @@ class TrayApp:
         self.tray.room_action.triggered.connect(lambda: self.work.start(self.open_settings(room=True)))
         self.tray.menu.aboutToShow.connect(self._seen)
         self.tray.balloon_clicked.connect(self._balloon_clicked)
-        self.bridge.received.connect(self._on_event)
-        self.bridge.start()
+        self.event_stream = EventStream(self.api)
+        self.event_stream.received.connect(self._on_event)
         self.settings = (await self.api.get("/api/settings")).json()
         self._show_room((await self.api.get("/api/room")).json())
+        self.event_stream.start()
+        try:  # nothing that changes from here on is missed
+            await asyncio.wait_for(self.event_stream.following.wait(), FOLLOWING_SECONDS)
+        except TimeoutError:
+            log.warning("the daemon's event stream did not answer within %s s; following it when it does",
+                        FOLLOWING_SECONDS)
         await self.refresh()
 
     async def stop(self) -> None:
@@ -103,7 +117,8 @@ class TrayApp:
             work.cancel()
         if self._refreshing is not None:
             self._refreshing.cancel()
-        self.bridge.stop()
+        self.event_stream.stop()
+        self._task_reads.stop()
         await self.api.aclose()
         await self.daemon.stop()
 
@@ -125,18 +140,51 @@ class TrayApp:
             await self.stop()
 
     async def refresh(self) -> list[dict[str, Any]]:
-        """The tray shows what the daemon has now; the request list is returned for whoever else shows it."""
+        """Read everything the daemon has now (at start, when its event stream (re)connects or lagged, after an
+        answer it refused); each change after comes with its row in an event. The request list is returned."""
         self._asked += 1
         asked = self._asked
-        answers = await asyncio.gather(self.api.get("/api/requests", params={"limit": 200}),
-                                       self.api.get("/api/tasks"))  # the tray lists the running ones
-        requests: list[dict[str, Any]] = answers[0].json()
+        answers = await asyncio.gather(self.api.get("/api/requests", params={"limit": SHOWN}),
+                                       self.api.get("/api/tasks"))
         if asked > self._shown:  # an answer to an older question that came last would show the past
             self._shown = asked
-            paused = self.settings.get("agents_paused") == "yes"
-            self.tray.show_summary(summarize(requests, paused=paused, failed_unseen=self._failed_unseen,
-                                             tasks=answers[1].json(), denying=self.denials.waiting))
-        return requests
+            self._requests = {r["id"]: r for r in answers[0].json()}
+            self._tasks = {t["id"]: t for t in answers[1].json()}
+            self._show()
+            self._settle()
+        return self.requests()
+
+    def _settle(self) -> None:
+        """What was answered while no event could say so (the event stream reconnecting): its card, notification
+        and waiting Deny go as if its event had come."""
+        for request_id in {*self.cards, *self.notices.approvals_shown(), *self.denials.waiting_ids()}:
+            row = self._requests.get(request_id)
+            if row is not None and row["state"] != "pending":
+                self.work.start(self._answered(request_id))
+
+    def requests(self) -> list[dict[str, Any]]:
+        """The newest requests, newest first."""
+        return sorted(self._requests.values(), key=lambda r: (r["created_at"], r["id"]), reverse=True)[:SHOWN]
+
+    def _show(self) -> None:
+        """The tray, and the console's list while it is open, show what is known now."""
+        requests, tasks = self.requests(), sorted(self._tasks.values(), key=lambda t: t["started_at"], reverse=True)
+        paused = self.settings.get("agents_paused") == "yes"
+        self.tray.show_summary(summarize(requests, paused=paused, failed_unseen=self._failed_unseen, tasks=tasks,
+                                         denying=self.denials.waiting))
+        shown = self.console is not None and self.console.isVisible()
+        if self.console is not None and shown:
+            self.console.show_work(requests, tasks)
+        if shown and any(t["state"] != "ended" and t["kind"] != "request" for t in tasks):
+            if not self._task_reads.isActive():
+                self._task_reads.start()
+        else:
+            self._task_reads.stop()
+
+    async def _read_tasks(self) -> None:
+        tasks = (await self.api.get("/api/tasks")).json()
+        self._tasks = {t["id"]: t for t in tasks}
+        self._show()
 
     async def act(self, verb: str, request_id: str) -> None:
         """A click in the tray, a card or a notification, done through the API like any other client's."""
@@ -187,7 +235,7 @@ class TrayApp:
         again: its notification may have gone with the Deny clicked on it) or is final (the Undo goes)."""
         if self.console is not None and self.console.chosen == ("request", request_id):
             self.console.follow_soon()
-        self._refresh_soon()  # the tray shows it as denied, with Undo, or as it is again
+        self._show()  # the tray shows it as denied, with Undo, or as it is again
         if what == "denied":
             card = self.cards.pop(request_id, None)
             if card is not None:
@@ -225,8 +273,8 @@ class TrayApp:
         self.console.raise_()
         self.console.activateWindow()
         if chosen is not None:
-            self.console.chosen = chosen  # so the refresh does not open the newest thing meanwhile
-        await self.console.refresh()
+            self.console.chosen = chosen  # so the list does not open the newest thing meanwhile
+        self._show()
         if chosen is not None:
             kind, item_id = chosen
             await self.console.open(kind, item_id)
@@ -280,24 +328,33 @@ class TrayApp:
         self.tray.room_action.setText(f"Room: {room['url'] or room['local_url']}")
 
     def _on_event(self, event: dict[str, Any]) -> None:
-        if event.get("type") == "settings":
+        kind = event.get("type")
+        if kind in ("hello", "lagged"):  # (again) following, or some events were dropped: read everything
+            self._refresh_soon()
+            return
+        if self._refreshing is not None and not self._refreshing.done():
+            self._stale = True  # the read on its way may predate this change: one more after it
+        if kind == "settings":
             self.settings[event["key"]] = event["value"]
-        if event.get("type") == "room":
+        if kind == "room":
             self._show_room(event)
-        if event.get("type") == "request":
+        if kind == "request":
+            self._requests[event["id"]] = event["row"]
             if event.get("state") == "failed":
                 self._failed_unseen = True
             if event.get("action") in ANSWERED:
                 self.work.start(self._answered(event["id"]))
+        if kind in ("task_started", "task_finished", "task_failed"):
+            self._tasks[event["id"]] = event["row"]
         if waits_for_approval(event):
             self.work.start(self._notify_approval(event["id"]))
         elif (notice := notice_for(event)) is not None:
             self.work.start(self._notify(notice))
-        self._refresh_soon()
+        if kind != "runtime":  # what a runtime says changes no row: nothing to show again
+            self._show()
 
     def _refresh_soon(self) -> None:
-        """One refresh at a time; what changes while one is on its way (its answer may predate the change) makes one
-        more after it, so the last change is always shown."""
+        """One full read at a time; an event that comes while one is on its way makes one more after it."""
         self._stale = True
         if self._refreshing is None or self._refreshing.done():
             self._refreshing = asyncio.ensure_future(self._refresh_all())
@@ -306,11 +363,9 @@ class TrayApp:
         while self._stale:
             self._stale = False
             try:
-                requests = await self.refresh()
-                if self.console is not None and self.console.isVisible():
-                    await self.console.refresh(requests)
+                await self.refresh()
             except Exception:  # e.g. the API closing as the app quits: said, and the next change tries again
-                log.exception("refreshing the tray and the console failed")
+                log.exception("reading what the daemon has failed")
 
     async def _notify_approval(self, request_id: str) -> None:
         if self.settings.get("notify_approval", "yes") == "yes":  # else the row need not be fetched
@@ -343,7 +398,7 @@ class TrayApp:
 
     def _seen(self) -> None:
         self._failed_unseen = False
-        self._on_event({})
+        self._show()
 
     def _act(self, verb: str, request_id: str) -> None:
         self.work.start(self.act(verb, request_id))

@@ -61,7 +61,6 @@ class ConsoleWindow(QWidget):
         self._end = 0  # where the next lines start (a byte offset)
         self._pending_shown = False  # the last line shown is unfinished: the next read replaces it
         self._live = False
-        self._asked = self._shown = 0  # list refreshes asked for, and the newest of them shown
         self._request_state: str | None = None  # the state the chosen request's details show
         self._reading = asyncio.Lock()  # one reader of the output at a time: every line once, in order
         self._read_again = False  # asked to read while a read was on its way (it may have asked before the change)
@@ -163,16 +162,9 @@ class ConsoleWindow(QWidget):
 
     # --- the list on the left ------------------------------------------------------------------------------
 
-    async def refresh(self, requests: list[dict[str, Any]] | None = None) -> None:
-        """The list on the left (given the request list when the caller has just fetched it)."""
-        self._asked += 1
-        asked = self._asked
-        if requests is None:
-            requests = (await self._api.get("/api/requests", params={"limit": 200})).json()
-        tasks = [t for t in (await self._api.get("/api/tasks")).json() if t["kind"] != "request"]
-        if asked < self._shown:  # a newer refresh has shown what is now; this answer is older
-            return
-        self._shown = asked
+    def show_work(self, requests: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> None:
+        """The list on the left, from what the app knows (newest first); the details of what is chosen follow."""
+        tasks = [t for t in tasks if t["kind"] != "request"]
         self.list.show_work(requests, tasks, self._denying)
         self.right.setCurrentIndex(0 if self.chosen is None and not requests and not tasks else 1)
         if self.chosen and self.chosen[0] == "task":
@@ -187,8 +179,7 @@ class ConsoleWindow(QWidget):
             self.work.start(self.open(*first))
 
     async def _stop_task(self, task_id: str) -> None:
-        await self._api.post(f"/api/tasks/{task_id}/stop", json={})
-        await self.refresh()
+        await self._api.post(f"/api/tasks/{task_id}/stop", json={})  # its end comes as an event
 
     def _chose(self, kind: str, item_id: str) -> None:
         if (kind, item_id) != self.chosen:

@@ -49,6 +49,9 @@ class Denials:
     def waiting(self, request_id: str) -> bool:
         return request_id in self._waiting
 
+    def waiting_ids(self) -> list[str]:
+        return list(self._waiting)
+
     async def flush(self) -> None:
         """Send every Deny still waiting, now (the app is quitting)."""
         for request_id in list(self._waiting):

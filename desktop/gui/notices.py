@@ -183,6 +183,10 @@ class Notices:
         self.in_balloon = notice
         self._balloon(notice.title, notice.message)
 
+    def approvals_shown(self) -> list[str]:
+        """The requests whose approval notification is shown now."""
+        return list(self._approvals)
+
     async def withdraw_denied(self, request_id: str) -> None:
         """The Deny was taken back, or is final: its Undo goes."""
         identifier = self._denied.pop(request_id, None)

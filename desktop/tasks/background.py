@@ -16,7 +16,7 @@ from desktop.console.redact import redact
 from desktop.console.stream import ConsoleStream
 from desktop.core.actors import SYSTEM, Actor
 from desktop.core.errors import Conflict, Forbidden, Invalid, NotFound
-from desktop.core.events import EventBus
+from desktop.core.events import EventBus, TaskChanged
 from desktop.core.ledger import Ledger
 from desktop.core.settings import current
 from desktop.core.states import State
@@ -328,10 +328,7 @@ class BackgroundTasks:
                                               f"{why}")
 
     def _publish(self, kind: str, row: TaskRow) -> None:
-        self._events.publish({"type": kind, "id": row.id, "agent": row.agent, "kind": row.kind,
-                              "description": row.description, "request_id": row.request_id,
-                              "outcome": row.outcome, "exit_code": row.exit_code, "reason": row.stop_reason,
-                              "timed_out": timed_out(row)})
+        self._events.publish(TaskChanged(row, kind, timed_out(row)))
 
     @staticmethod
     def _may_touch(actor: Actor, agent: str) -> None:

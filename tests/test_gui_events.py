@@ -1,0 +1,72 @@
+"""The tray app follows the daemon's /api/events like any other client, and updates from the rows the events carry:
+a runtime's chatter costs no HTTP round trip, a state change shows without one, and what was answered while the
+stream was down is settled when it comes back."""
+
+import asyncio
+from typing import Any
+
+import httpx
+
+from desktop.core.events import RuntimeNews
+from desktop.gui.event_stream import EventStream
+from tests.fake_dbus import until
+from tests.gui_fixture import person, run, wait_state
+
+
+def count_reads(app: Any) -> list[str]:
+    """The paths of the GUI's own HTTP requests to the daemon, from now on."""
+    paths: list[str] = []
+
+    async def seen(request: httpx.Request) -> None:
+        paths.append(f"{request.method} {request.url.path}")
+
+    app.api.event_hooks["request"].append(seen)
+    return paths
+
+
+def test_runtime_news_costs_no_round_trip_and_a_state_change_shows_from_its_event(desktop: Any, qloop: Any) -> None:
+    app, _ = desktop
+    received: list[dict[str, Any]] = []
+    app.event_stream.received.connect(received.append)
+
+    async def scenario() -> None:
+        row = (await app.api.post("/api/requests", json={"agent": "shell", "prompt": "echo go; sleep 30"})).json()
+        await until(lambda: app.tray.shown is not None and app.tray.shown.state == "running", 10)
+        reads = count_reads(app)
+        for n in range(300):  # what an agent CLI streams while it thinks: tool calls, text, progress
+            app.daemon.events.publish(RuntimeNews(row["id"], "text", f"thinking {n}", None, "owner"))
+        await until(lambda: sum(e["type"] == "runtime" for e in received) == 300, 10)
+        await asyncio.sleep(0.2)  # what the last of them would make the app do (there must be nothing)
+        assert reads == [], f"{len(reads)} round trips for 300 runtime events"
+        await app.api.post(f"/api/requests/{row['id']}/cancel", json={})
+        reads.clear()  # the cancel's own POST
+        await until(lambda: app.tray.shown.state == "idle", 10)
+        assert not [path for path in reads if path.startswith("GET")], f"read again instead of from the event: {reads}"
+        cancelled = next(e for e in received if e["type"] == "request" and e["state"] == "cancelled")
+        shown = (await app.api.get(f"/api/requests/{row['id']}")).json()
+        assert cancelled["row"] == {**shown, "timeline": None, "question": None}, "the event carries the row as it is"
+
+    run(qloop, scenario())
+
+
+def test_what_was_answered_while_the_stream_was_down_is_settled_when_it_comes_back(desktop: Any, qloop: Any) -> None:
+    app, server = desktop
+
+    async def scenario() -> None:
+        sarah = await person(app, "sarah")
+        row = (await app.api.post("/api/requests", json={"agent": "shell", "prompt": "echo hi"}, headers=sarah)).json()
+        await until(lambda: any("Approve" in n.actions.values() for n in server.shown), 10)
+        await app.open_card(row["id"])
+        app.event_stream.stop()  # the stream is down (a daemon restart, a dropped connection) ...
+        await asyncio.sleep(0)
+        await app.api.post(f"/api/requests/{row['id']}/approve", json={})  # ... while it is answered elsewhere
+        await wait_state(app, row["id"], "done")
+        assert row["id"] in app.cards, "nothing could tell the app"
+        app.event_stream = EventStream(app.api)
+        app.event_stream.received.connect(app._on_event)
+        app.event_stream.start()
+        await until(lambda: row["id"] not in app.cards, 10)
+        approval = next(n for n in server.shown if "Approve" in n.actions.values())
+        await until(lambda: approval.closed_by_app, 10)
+
+    run(qloop, scenario())
