@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import desktop.cli
+import desktop.gui
 from desktop.client import AsyncClient, Client, DaemonError, api
 from desktop.client.shapes import Agent, Request
 from tests.daemon_process import DaemonProcess
@@ -51,6 +52,8 @@ def test_json_output_is_the_daemons_json_as_it_came(daemon: DaemonProcess) -> No
 
 
 def test_api_paths_are_written_only_in_the_client() -> None:
-    cli = Path(desktop.cli.__file__).parent
-    holding = [path.name for path in cli.glob("*.py") if "/api/" in path.read_text() or '"api/' in path.read_text()]
+    """The CLI and the tray reach the daemon through desktop/client only: no API path of their own, no raw JSON."""
+    holding = [f"{path.parent.name}/{path.name}" for package in (desktop.cli, desktop.gui)
+               for path in Path(package.__file__).parent.rglob("*.py")
+               if any(written in path.read_text() for written in ("/api/", '"api/', "'api/", ".json()"))]
     assert holding == []
