@@ -62,7 +62,7 @@ def test_what_was_answered_while_the_stream_was_down_is_settled_when_it_comes_ba
         await app.api.post(f"/api/requests/{row['id']}/approve", json={})  # ... while it is answered elsewhere
         await wait_state(app, row["id"], "done")
         assert row["id"] in app.cards, "nothing could tell the app"
-        app.event_stream = EventStream(app.api)
+        app.event_stream = EventStream(app.client)
         app.event_stream.received.connect(app._on_event)
         app.event_stream.start()
         await until(lambda: row["id"] not in app.cards, 10)

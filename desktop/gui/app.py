@@ -16,7 +16,7 @@ import signal
 import socket
 import sys
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import qasync  # type: ignore[import-untyped]
 from PySide6.QtCore import QTimer
@@ -34,9 +34,10 @@ from desktop.gui.work import Work
 from desktop.platform.instance import AlreadyRunning, hold_running_mutex
 from desktop.platform.paths import DEFAULT_PORT, Home
 
-if TYPE_CHECKING:  # the windows' modules are loaded when a window first opens
+if TYPE_CHECKING:  # the windows' modules, and the API client (pydantic), are loaded after the icon shows
     import httpx
 
+    from desktop.client import AsyncClient
     from desktop.core.clock import Clock
     from desktop.daemon import Daemon
     from desktop.gui.card import ApprovalCard
@@ -76,7 +77,9 @@ class TrayApp:
 
     async def start(self) -> None:
         self.listener = Listener(self.home, self.come_forward)
-        daemon_module, http = await asyncio.to_thread(_load_daemon)
+        daemon_module, http, client = await asyncio.to_thread(_load_daemon)
+        from desktop.client import api  # (loaded by now)
+
         taken = self.port != 0 and not port_free(LOOPBACK, self.port)  # by another program: any free port will do
         self.daemon: Daemon = daemon_module.Daemon(self.home, LOOPBACK, 0 if taken else self.port, clock=self._clock)
         await self.daemon.start()
@@ -91,15 +94,17 @@ class TrayApp:
         token = self.home.owner_token.read_text().strip()
         self.api: httpx.AsyncClient = http.AsyncClient(base_url=self.daemon.url,
                                                        headers={"Authorization": f"Bearer {token}"})
+        self.client: AsyncClient = client.AsyncClient(self.api)  # every call of the app and its windows
         self.tray.console_action.triggered.connect(lambda: self.work.start(self.open_console()))
         self.tray.settings_action.triggered.connect(lambda: self.work.start(self.open_settings()))
         self.tray.room_action.triggered.connect(lambda: self.work.start(self.open_settings(room=True)))
         self.tray.menu.aboutToShow.connect(self._seen)
         self.tray.balloon_clicked.connect(self._balloon_clicked)
-        self.event_stream = EventStream(self.api)
+        self.event_stream = EventStream(self.client)
         self.event_stream.received.connect(self._on_event)
-        self.settings = (await self.api.get("/api/settings")).json()
-        self._show_room((await self.api.get("/api/room")).json())
+        self.settings = await self.client.call(api.settings())
+        room = await self.client.call(api.room())
+        self._show_room(room.url or room.local_url)
         self.event_stream.start()
         try:  # nothing that changes from here on is missed
             await asyncio.wait_for(self.event_stream.following.wait(), FOLLOWING_SECONDS)
@@ -142,14 +147,16 @@ class TrayApp:
     async def refresh(self) -> list[dict[str, Any]]:
         """Read everything the daemon has now (at start, when its event stream (re)connects or lagged, after an
         answer it refused); each change after comes with its row in an event. The request list is returned."""
+        from desktop.client import api
+
         self._asked += 1
         asked = self._asked
-        answers = await asyncio.gather(self.api.get("/api/requests", params={"limit": SHOWN}),
-                                       self.api.get("/api/tasks"))
+        requests, tasks = await asyncio.gather(self.client.call(api.requests(limit=SHOWN)),
+                                               self.client.call(api.tasks()))
         if asked > self._shown:  # an answer to an older question that came last would show the past
             self._shown = asked
-            self._requests = {r["id"]: r for r in answers[0].json()}
-            self._tasks = {t["id"]: t for t in answers[1].json()}
+            self._requests = {r.id: r.dump() for r in requests}
+            self._tasks = {t.id: t.dump() for t in tasks}
             self._show()
             self._settle()
         return self.requests()
@@ -182,19 +189,22 @@ class TrayApp:
             self._task_reads.stop()
 
     async def _read_tasks(self) -> None:
-        tasks = (await self.api.get("/api/tasks")).json()
-        self._tasks = {t["id"]: t for t in tasks}
+        from desktop.client import api
+
+        self._tasks = {t.id: t.dump() for t in await self.client.call(api.tasks())}
         self._show()
 
     async def act(self, verb: str, request_id: str) -> None:
         """A click in the tray, a card or a notification, done through the API like any other client's."""
+        from desktop.client import api
+
         if verb in ("open", "open_task"):
             await self.open_console(("task" if verb == "open_task" else "request", request_id))
             return
         if verb == "deny":  # final in a few seconds; Undo (or Approve) before then takes it back
-            row = (await self.api.get(f"/api/requests/{request_id}")).json()
-            if row.get("state") == "pending":
-                expires = row.get("expires_at")
+            row = await self.client.call(api.request(request_id))
+            if row.state == "pending":
+                expires = row.expires_at
                 left = (datetime.fromisoformat(expires) - datetime.now(UTC)).total_seconds() if expires else None
                 self.denials.deny(request_id, left)
             else:  # answered a moment ago: what is now is shown
@@ -219,12 +229,18 @@ class TrayApp:
         await self._post(verb, request_id)
 
     async def _post(self, verb: str, item_id: str) -> None:
-        path = (f"/api/agents/{verb}" if verb in ("pause", "resume") else f"/api/tasks/{item_id}/stop"
-                if verb == "stop_task" else f"/api/requests/{item_id}/{verb}")
-        answer = await self.api.post(path, json={})
-        if answer.status_code >= 400:  # e.g. approved elsewhere a moment ago: say so, then show what is now
+        from desktop.client import DaemonError, api
+
+        try:
+            if verb in ("pause", "resume"):
+                await self.client.call(api.pause(verb == "pause"))
+            elif verb == "stop_task":
+                await self.client.call(api.stop_task(item_id))
+            else:
+                await self.client.call(api.act(item_id, cast("api.Verb", verb)))
+        except DaemonError as error:  # e.g. approved elsewhere a moment ago: say so, then show what is now
             self.notices.in_balloon = None
-            self.tray.balloon("Coxswain", answer.json().get("error", answer.text))
+            self.tray.balloon("Coxswain", str(error))
         await self.refresh()
 
     async def _deny_now(self, request_id: str) -> None:
@@ -249,15 +265,16 @@ class TrayApp:
 
     async def open_card(self, request_id: str) -> ApprovalCard | None:
         """The approval card of a waiting request, brought forward (None if it no longer waits)."""
+        from desktop.client import api
         from desktop.gui.card import ApprovalCard
 
         card = self.cards.get(request_id)
         if card is None:
-            request = (await self.api.get(f"/api/requests/{request_id}")).json()
-            if request.get("state") != "pending":
+            request = await self.client.call(api.request(request_id))
+            if request.state != "pending":
                 return None
-            agents = {a["name"]: a for a in (await self.api.get("/api/agents")).json()}
-            card = self.cards[request_id] = ApprovalCard(request, agents.get(request["agent"]), self._act)
+            agent = next((a for a in await self.client.call(api.agents()) if a.name == request.agent), None)
+            card = self.cards[request_id] = ApprovalCard(request.dump(), agent, self._act)
         card.show()
         card.raise_()
         card.activateWindow()
@@ -268,7 +285,7 @@ class TrayApp:
         if self.console is None:
             from desktop.gui.console import ConsoleWindow
 
-            self.console = ConsoleWindow(self.api, self._act, self.denials.waiting)
+            self.console = ConsoleWindow(self.client, self._act, self.denials.waiting)
         self.console.show()
         self.console.raise_()
         self.console.activateWindow()
@@ -284,7 +301,7 @@ class TrayApp:
         if self.settings_window is None:
             from desktop.gui.settings import SettingsWindow
 
-            self.settings_window = SettingsWindow(self.api)
+            self.settings_window = SettingsWindow(self.client)
         if room:  # the tab at once, filled in as it loads
             self.settings_window.tabs.setCurrentWidget(self.settings_window.room)
         await self.settings_window.load()
@@ -295,10 +312,15 @@ class TrayApp:
 
     async def smoke_test(self) -> int:
         """Everything started: the API answers the owner, the keyring keeps and gives back a secret, the tray shows."""
+        from desktop.client import DaemonError, api
+
         problems = []
-        health = await self.api.get("/api/health")
-        if health.status_code != 200 or health.json().get("you") != "owner":
-            problems.append(f"the API answered {health.status_code}: {health.text[:200]}")
+        try:
+            health = await self.client.call(api.health())
+            if health.you != "owner":
+                problems.append(f"the API answered as {health.you}, not the owner")
+        except DaemonError as error:
+            problems.append(f"the API answered: {error}")
         from desktop.platform.secrets import Secrets
 
         keyring_problem = Secrets().round_trip()
@@ -324,8 +346,8 @@ class TrayApp:
 
     # --- daemon events -------------------------------------------------------------------------------------
 
-    def _show_room(self, room: dict[str, Any]) -> None:
-        self.tray.room_action.setText(f"Room: {room['url'] or room['local_url']}")
+    def _show_room(self, url: str) -> None:
+        self.tray.room_action.setText(f"Room: {url}")
 
     def _on_event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -337,7 +359,7 @@ class TrayApp:
         if kind == "settings":
             self.settings[event["key"]] = event["value"]
         if kind == "room":
-            self._show_room(event)
+            self._show_room(event["url"] or event["local_url"])
         if kind == "request":
             self._requests[event["id"]] = event["row"]
             if event.get("state") == "failed":
@@ -368,12 +390,14 @@ class TrayApp:
                 log.exception("reading what the daemon has failed")
 
     async def _notify_approval(self, request_id: str) -> None:
+        from desktop.client import api
+
         if self.settings.get("notify_approval", "yes") == "yes":  # else the row need not be fetched
-            await self._notify(approval_notice((await self.api.get(f"/api/requests/{request_id}")).json()))
+            await self._notify(approval_notice((await self.client.call(api.request(request_id))).dump()))
 
     async def _notify(self, notice: Notice) -> None:
         if any(self.settings.get(key, "yes") == "yes" for key in notice.settings):
-            await self.notices.show(await with_details(notice, self.api))
+            await self.notices.show(await with_details(notice, self.client))
 
     async def _answered(self, request_id: str) -> None:
         """Answered anywhere (here, the CLI, the API, a chat): the notification goes, the card closes, a Deny waiting
@@ -418,14 +442,16 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
-def _load_daemon() -> tuple[Any, Any]:
-    """The daemon's modules (and httpx). PySide6 wraps `__import__` to read the source of every module imported after
-    it (to look for its `__feature__` switches): for the daemon's ~500 modules that is 60 ms and 20 MB of cached
-    source. None of them uses Qt, so they are imported with Python's own `__import__`."""
+def _load_daemon() -> tuple[Any, Any, Any]:
+    """The daemon's modules, httpx and the API client (its shapes import pydantic). PySide6 wraps `__import__` to
+    read the source of every module imported after it (to look for its `__feature__` switches): for the daemon's ~500
+    modules that is 60 ms and 20 MB of cached source. None of them uses Qt, so they are imported with Python's own
+    `__import__`; the API client is loaded here too, so it never delays the tray icon."""
     wrapped = builtins.__import__
     builtins.__import__ = PLAIN_IMPORT
     try:
-        return importlib.import_module("desktop.daemon"), importlib.import_module("httpx")
+        return (importlib.import_module("desktop.daemon"), importlib.import_module("httpx"),
+                importlib.import_module("desktop.client"))
     finally:
         builtins.__import__ = wrapped
 

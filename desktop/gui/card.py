@@ -5,7 +5,7 @@ Deny. What a click means is the app's `act` callback, which goes to the daemon's
 from collections.abc import Callable
 from datetime import UTC, datetime
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeyEvent
@@ -15,6 +15,9 @@ from desktop.core.ids import short_form
 from desktop.core.visible import visible
 from desktop.gui import style
 from desktop.runtimes import RUNTIME_NAMES
+
+if TYPE_CHECKING:
+    from desktop.client.shapes import Agent
 
 
 def time_left(expires_at: str | None, now: datetime) -> str:
@@ -38,7 +41,7 @@ def asked_when(created_at: str, now: datetime) -> str:
 
 
 class ApprovalCard(QWidget):
-    def __init__(self, request: dict[str, Any], agent: dict[str, Any] | None, act: Callable[[str, str], None],
+    def __init__(self, request: dict[str, Any], agent: "Agent | None", act: Callable[[str, str], None],
                  now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         super().__init__()
         self.request_id = request["id"]
@@ -52,12 +55,13 @@ class ApprovalCard(QWidget):
         heading.setTextFormat(Qt.TextFormat.RichText)
         form = QFormLayout()
         session = request.get("session")
+        where = (agent.runtime, agent.folder) if agent else None
         if session:  # a session an agent wants to start (or a prompt to one): it runs as its own agent
-            agent = {"runtime": session["runtime"], "folder": session["folder"]}
+            where = (session["runtime"], session["folder"])
             heading.setText(f"<b>{_rich(request['requester'])}</b>'s agent wants a session: "
                             f"<b>{_rich(session['title'])}</b>")
-        folder = agent["folder"] if agent else "(agent not found)"
-        runtime = f" · {RUNTIME_NAMES.get(agent['runtime'], agent['runtime'])}" if agent else ""
+        folder = where[1] if where else "(agent not found)"
+        runtime = f" · {RUNTIME_NAMES.get(where[0], where[0])}" if where else ""
         form.addRow("Request", QLabel(self.request_id))
         form.addRow("Agent", _plain(f"{request['agent']}{runtime} · {folder}"))
         if session:

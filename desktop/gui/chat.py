@@ -1,25 +1,22 @@
 """Settings → Chat: connect Slack or Feishu (the daemon checks the tokens with the chat, then keeps them in the
 keyring), say which chat user is which person, and see whether each connector is connected."""
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
+from desktop.client import AsyncClient, DaemonError, api
+from desktop.client.api import ChatSetup
 from desktop.gui import style
 from desktop.gui.form import heading, say, status
 from desktop.gui.work import Work
-
-if TYPE_CHECKING:
-    import httpx
 
 FIELDS = {"slack": (("app_token", "App token (xapp-…)"), ("bot_token", "Bot token (xoxb-…)")),
           "feishu": (("app_id", "App ID (cli_…)"), ("app_secret", "App secret"))}
 
 
 class ChatPanel(QWidget):
-    def __init__(self, api: "httpx.AsyncClient", work: Work) -> None:
+    def __init__(self, client: AsyncClient, work: Work) -> None:
         super().__init__()
-        self._api, self.work = api, work
+        self._client, self.work = client, work
         self._configured: set[str] = set()  # the chats connected, or set up and not connected (yet)
         form = QFormLayout(self)
         self.state = status()
@@ -83,42 +80,49 @@ class ChatPanel(QWidget):
         self.map_button.setEnabled(kind in self._configured and bool(self.chat_user.text().strip()))
 
     async def load(self) -> None:
-        rows = (await self._api.get("/api/connectors")).json()
-        self._configured = {row["name"] for row in rows}
+        rows = await self._client.call(api.connectors())
+        self._configured = {row.name for row in rows}
         self._enable()
         lines = []
         for row in rows:
-            state = "connected" if row["connected"] else "not connected" + (
-                f": {row['problem']}" if row["problem"] else " (yet)")
-            where = f"; other requests in {row['channel']}" if row["channel"] else ""
-            lines.append(f"{row['name']}: {state}{where}")
-            lines += [f"    {user} is {person}" for user, person in row["people"].items()]
+            state = "connected" if row.connected else "not connected" + (
+                f": {row.problem}" if row.problem else " (yet)")
+            where = f"; other requests in {row.channel}" if row.channel else ""
+            lines.append(f"{row.name}: {state}{where}")
+            lines += [f"    {user} is {person}" for user, person in row.people.items()]
         self.state.setText("\n".join(lines) or "No chat connected.")
 
     async def connect_chat(self) -> None:
         kind = self.kind.currentText()
-        body = {"kind": kind, "channel": self.channel.text().strip() or None, "base_url": self.base_url or None,
-                **{name: self.fields[name].text().strip() for name, _ in FIELDS[kind]}}
-        answer = await self._api.post("/api/connectors", json=body)
-        failed = answer.status_code >= 400
-        say(self.status, answer.json().get("error", "") if failed else f"Connected to {answer.json()['connected_to']}.",
-            failed=failed)
-        if not failed:
+        setup = ChatSetup(kind=kind, channel=self.channel.text().strip() or None, base_url=self.base_url or None,
+                          **{name: self.fields[name].text().strip() for name, _ in FIELDS[kind]})
+        try:
+            connected = await self._client.call(api.add_connector(setup))
+        except DaemonError as error:
+            say(self.status, str(error), failed=True)
+        else:
+            say(self.status, f"Connected to {connected.connected_to}.")
             for name, _ in FIELDS[kind]:
                 if name != "app_id":
                     self.fields[name].clear()
         await self.load()
 
     async def remove_chat(self) -> None:
-        answer = await self._api.post(f"/api/connectors/{self.kind.currentText()}/remove", json={})
-        say(self.status, answer.json().get("error", f"Disconnected {self.kind.currentText()}."),
-            failed=answer.status_code >= 400)
+        kind = self.kind.currentText()
+        try:
+            await self._client.call(api.remove_connector(kind))
+        except DaemonError as error:
+            say(self.status, str(error), failed=True)
+        else:
+            say(self.status, f"Disconnected {kind}.")
         await self.load()
 
     async def map_person(self) -> None:
-        body = {"chat_user": self.chat_user.text().strip(), "person": self.person.text().strip() or None}
-        answer = await self._api.post(f"/api/connectors/{self.kind.currentText()}/people", json=body)
-        failed = answer.status_code >= 400
-        say(self.status, answer.json().get("error", "") if failed else
-            f"{body['chat_user']} is {body['person'] or 'nobody now'}.", failed=failed)
+        chat_user, person = self.chat_user.text().strip(), self.person.text().strip() or None
+        try:
+            await self._client.call(api.map_chat_user(self.kind.currentText(), chat_user, person))
+        except DaemonError as error:
+            say(self.status, str(error), failed=True)
+        else:
+            say(self.status, f"{chat_user} is {person or 'nobody now'}.")
         await self.load()

@@ -8,7 +8,7 @@ import asyncio
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6 import QtGui
 from PySide6.QtCore import Qt, QTimer
@@ -27,6 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.client import AsyncClient, Call, api
+from desktop.client.shapes import ConsolePage
 from desktop.console.testruns import failure_heading
 from desktop.core.visible import one_line, visible
 from desktop.gui import style
@@ -35,10 +37,6 @@ from desktop.gui.rows import RowText, latest, request_text, task_text, test_chip
 from desktop.gui.work import Work
 from desktop.gui.work_list import WIDTH, WorkList
 
-if TYPE_CHECKING:
-    import httpx
-
-
 PAGE = 2000
 AMBER = "color: #b45309; font-weight: bold;"
 SKIPPED = "\x1b[7m … output came faster than it can be shown; some lines are skipped here … \x1b[0m"
@@ -46,11 +44,11 @@ EMPTY = "Nothing yet — requests appear here when someone asks an agent."
 
 
 class ConsoleWindow(QWidget):
-    def __init__(self, api: "httpx.AsyncClient", act: Callable[[str, str], None],
+    def __init__(self, client: AsyncClient, act: Callable[[str, str], None],
                  denying: Callable[[str], bool] = lambda _request_id: False) -> None:
         """`act(verb, id)` does what a button asks through the app; `denying(id)`: a Deny of it waits for its Undo."""
         super().__init__()
-        self._api, self._act, self._denying = api, act, denying
+        self._client, self._act, self._denying = client, act, denying
         self.setWindowTitle("Coxswain")
         self.resize(1100, 680)
         self._placed = False  # centred on the screen when first shown, laid out
@@ -179,7 +177,7 @@ class ConsoleWindow(QWidget):
             self.work.start(self.open(*first))
 
     async def _stop_task(self, task_id: str) -> None:
-        await self._api.post(f"/api/tasks/{task_id}/stop", json={})  # its end comes as an event
+        await self._client.call(api.stop_task(task_id))  # its end comes as an event
 
     def _chose(self, kind: str, item_id: str) -> None:
         if (kind, item_id) != self.chosen:
@@ -207,17 +205,17 @@ class ConsoleWindow(QWidget):
 
     async def _open(self, kind: str, item_id: str) -> None:
         self._read_again = False
-        row = (await self._api.get(f"/api/{kind}s/{item_id}")).json()
-        page = (await self._api.get(_console(kind, item_id), params={"lines": PAGE})).json()
+        row = await self._row(kind, item_id)
+        page = await self._client.call(_console(kind, item_id, lines=PAGE))
         if self.chosen != (kind, item_id):
             return
         self._hide_details()
-        self._before, self._end = page["before"], page["end"]
-        self.view.show_lines(page["lines"] + ([page["pending"]] if page["pending"] else []))
-        self._pending_shown = bool(page["pending"])
-        self._show_paging(page["older_not_loaded"])
-        self.note.setText(page["note"] or "")
-        self.note.setVisible(bool(page["note"]))
+        self._before, self._end = page.before, page.end
+        self.view.show_lines(page.lines + ([page.pending] if page.pending else []))
+        self._pending_shown = bool(page.pending)
+        self._show_paging(page.older_not_loaded)
+        self.note.setText(page.note or "")
+        self.note.setVisible(bool(page.note))
         self.view.scroll_to_end()
         if kind == "task":
             self._show_task_state(row)
@@ -258,15 +256,15 @@ class ConsoleWindow(QWidget):
         """What it printed since the last read, read until caught up (a page at a time)."""
         more = True
         while more:
-            page = (await self._api.get(_console(kind, item_id), params={"after": self._end, "lines": PAGE})).json()
+            page = await self._client.call(_console(kind, item_id, after=self._end, lines=PAGE))
             if self.chosen != (kind, item_id):
                 return
             if self._pending_shown:  # the unfinished line shown last time is replaced by what it became
                 self._drop_last_line()
-            skipped = [SKIPPED] if page["older_not_loaded"] else []
-            self._end, more = page["end"], page["more"]
-            await self._append(skipped + page["lines"] + ([page["pending"]] if page["pending"] else []))
-            self._pending_shown = bool(page["pending"])
+            skipped = [SKIPPED] if page.older_not_loaded else []
+            self._end, more = page.end, page.more
+            await self._append(skipped + page.lines + ([page.pending] if page.pending else []))
+            self._pending_shown = bool(page.pending)
 
     # --- a request ------------------------------------------------------------------------------------------
 
@@ -335,7 +333,7 @@ class ConsoleWindow(QWidget):
 
     async def _read(self, kind: str, item_id: str) -> None:
         await self._follow(kind, item_id)
-        row = (await self._api.get(f"/api/{kind}s/{item_id}")).json()
+        row = await self._row(kind, item_id)
         if self.chosen == (kind, item_id):
             (self._show_task_state if kind == "task" else self._show_request_state)(row)
 
@@ -343,11 +341,11 @@ class ConsoleWindow(QWidget):
         chosen = self.chosen
         if chosen is None or self._before is None:
             return
-        page = (await self._api.get(_console(*chosen), params={"lines": PAGE, "before": self._before})).json()
+        page = await self._client.call(_console(*chosen, lines=PAGE, before=self._before))
         if self.chosen == chosen:
-            self._before = page["before"]
-            self.view.prepend_lines(page["lines"])
-            self._show_paging(page["older_not_loaded"])
+            self._before = page.before
+            self.view.prepend_lines(page.lines)
+            self._show_paging(page.older_not_loaded)
 
     async def show_first_failure(self) -> None:
         """Scroll to where the first failing test's report begins (its traceback), loading earlier pages until it is
@@ -381,6 +379,12 @@ class ConsoleWindow(QWidget):
             self._act(verb, self.chosen[1])
 
     # --- small parts ----------------------------------------------------------------------------------------
+
+    async def _row(self, kind: str, item_id: str) -> dict[str, Any]:
+        """A request's or a task's row, as the list and the events hold it."""
+        if kind == "task":
+            return (await self._client.call(api.task(item_id))).dump()
+        return (await self._client.call(api.request(item_id))).dump()
 
     async def _append(self, lines: list[str]) -> None:
         """Add lines a slice at a time, so a flood of output never holds the loop (the daemon shares it)."""
@@ -442,6 +446,9 @@ class ConsoleWindow(QWidget):
         super().showEvent(event)
 
 
-def _console(kind: str, item_id: str) -> str:
-    """Where the daemon serves a request's or a task's console pages."""
-    return f"/api/requests/{item_id}/console" if kind == "request" else f"/api/tasks/{item_id}/output"
+def _console(kind: str, item_id: str, lines: int, before: int | None = None, after: int | None = None
+             ) -> Call[ConsolePage]:
+    """A page of a request's or a task's console."""
+    if kind == "request":
+        return api.console(item_id, lines=lines, before=before, after=after)
+    return api.task_console(item_id, lines=lines, before=before, after=after)

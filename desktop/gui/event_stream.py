@@ -1,4 +1,4 @@
-"""The tray app follows the daemon's /api/events like every other client: each event is re-emitted as a Qt signal
+"""The tray app follows the daemon's event stream like every other client: each event is re-emitted as a Qt signal
 (its JSON object, "type" its name). After a (re)connection "hello" comes first: what was missed must be read again."""
 
 import asyncio
@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from httpx_sse import aconnect_sse
 from PySide6.QtCore import QObject, Signal
 
-if TYPE_CHECKING:
-    import httpx
+if TYPE_CHECKING:  # (the client is loaded after the tray icon shows)
+    from desktop.client import AsyncClient
 
 log = logging.getLogger(__name__)
 RETRY_SECONDS = 1.0
@@ -19,9 +19,9 @@ RETRY_SECONDS = 1.0
 class EventStream(QObject):
     received = Signal(dict)  # each event: {"type": name, ...its data}
 
-    def __init__(self, api: "httpx.AsyncClient") -> None:
+    def __init__(self, client: "AsyncClient") -> None:
         super().__init__()
-        self._api = api
+        self._client = client
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pump: asyncio.Task[None] | None = None
         self._stopped = False
@@ -49,8 +49,10 @@ class EventStream(QObject):
             self._loop.call_later(RETRY_SECONDS, self._follow)
 
     async def _run(self) -> None:
+        from desktop.client.api import EVENTS
+
         try:
-            async with aconnect_sse(self._api, "GET", "/api/events", timeout=None) as source:
+            async with aconnect_sse(self._client.http, "GET", EVENTS, timeout=None) as source:
                 async for event in source.aiter_sse():
                     data: dict[str, Any] = json.loads(event.data) if event.data else {}
                     data["type"] = event.event

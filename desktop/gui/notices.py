@@ -19,8 +19,8 @@ from desktop.gui.summary import first_line
 from desktop.platform.notifications import NativeNotifications
 from desktop.resources import resource
 
-if TYPE_CHECKING:
-    import httpx
+if TYPE_CHECKING:  # (the client is loaded after the tray icon shows)
+    from desktop.client import AsyncClient
 
 ANSWERED = {"approve", "deny", "cancel", "revoke", "expire"}  # what ends a wait for approval
 ICONS = {"approval": "notice-approval.svg", "failed": "notice-failed.svg", "task_failed": "notice-failed.svg",
@@ -103,26 +103,27 @@ def _task_notice(event: dict[str, Any]) -> Notice | None:
     return None
 
 
-async def with_details(notice: Notice, api: "httpx.AsyncClient") -> Notice:
+async def with_details(notice: Notice, client: "AsyncClient") -> Notice:
     """A failure's notice with its exit code and its console's last line that says anything (the daemon redacts what
     it serves); a turn done with its result's first line; other notices as they are."""
+    from desktop.client import api
+
     if notice.kind == "turn_completed" and notice.request_id:
-        row = (await api.get(f"/api/requests/{notice.request_id}")).json()
-        result = one_line(redact(strip_sgr(row.get("result") or "")), 160)
+        request = await client.call(api.request(notice.request_id))
+        result = one_line(redact(strip_sgr(request.result or "")), 160)
         return replace(notice, message=f"{notice.message}\n{result}" if result else notice.message)
     if notice.kind == "failed" and notice.request_id:
-        row = (await api.get(f"/api/requests/{notice.request_id}")).json()
-        page = (await api.get(f"/api/requests/{notice.request_id}/console", params={"lines": LAST_LINES})).json()
-        lines = [*(row.get("result") or "").splitlines()[-1:], *page.get("lines", [])][::-1]  # the result if empty
+        request = await client.call(api.request(notice.request_id))
+        page = await client.call(api.console(notice.request_id, lines=LAST_LINES))
+        exit_code, lines = request.exit_code, [*(request.result or "").splitlines()[-1:], *page.lines][::-1]
     elif notice.kind == "task_failed" and notice.task_id and notice.title.endswith("failed"):
-        row = (await api.get(f"/api/tasks/{notice.task_id}")).json()
-        page = (await api.get(f"/api/tasks/{notice.task_id}/output",
-                              params={"lines": LAST_LINES, "plain": "true"})).json()
-        lines = page.get("lines", [])[::-1]
+        task = await client.call(api.task(notice.task_id))
+        page = await client.call(api.task_console(notice.task_id, lines=LAST_LINES, plain=True))
+        exit_code, lines = task.exit_code, page.lines[::-1]
     else:
         return notice
     last = next((strip_sgr(line).strip() for line in lines if strip_sgr(line).strip()), "")
-    said = [f"exit {row['exit_code']}" if row.get("exit_code") is not None else "", one_line(last, 160)]
+    said = [f"exit {exit_code}" if exit_code is not None else "", one_line(last, 160)]
     what = " · ".join(part for part in said if part)
     return replace(notice, message=f"{what}\n{notice.message}" if what else notice.message)
 

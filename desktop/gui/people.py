@@ -1,26 +1,23 @@
 """Settings → People: the teammates and machines that may send requests (when added, when revoked, in this
 computer's way of writing times), a new one's token shown once with Copy, and Revoke."""
 
-from typing import TYPE_CHECKING, Any
-
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
+from desktop.client import AsyncClient, DaemonError, api
+from desktop.client.shapes import Principal
 from desktop.gui import style
 from desktop.gui.form import chosen_row, fill, say, status, table
 from desktop.gui.work import Work
-
-if TYPE_CHECKING:
-    import httpx
 
 COLUMNS = ("Name", "Kind", "Added", "Revoked")
 
 
 class PeoplePanel(QWidget):
-    def __init__(self, api: "httpx.AsyncClient", work: Work) -> None:
+    def __init__(self, client: AsyncClient, work: Work) -> None:
         super().__init__()
-        self._api, self.work = api, work
-        self._rows: list[dict[str, Any]] = []
+        self._client, self.work = client, work
+        self._rows: list[Principal] = []
         self.table = table(COLUMNS, stretch=COLUMNS.index("Name"))
         self.table.itemSelectionChanged.connect(self._enable)
         self.name = QLineEdit()
@@ -55,15 +52,15 @@ class PeoplePanel(QWidget):
         self._show_token("", "")
 
     async def load(self) -> None:
-        self._rows = [p for p in (await self._api.get("/api/people")).json() if p["kind"] != "owner"]
+        self._rows = [p for p in await self._client.call(api.people()) if p.kind != "owner"]
         chosen = chosen_row(self.table)
-        fill(self.table, [(p["name"], p["kind"].capitalize(), style.when(p["created_at"]),
-                           style.when(p["revoked_at"]) if p["revoked_at"] else "") for p in self._rows])
+        fill(self.table, [(p.name, p.kind.capitalize(), style.when(p.created_at),
+                           style.when(p.revoked_at) if p.revoked_at else "") for p in self._rows])
         if chosen is not None and chosen < len(self._rows):
             self.table.selectRow(chosen)
         self._enable()
 
-    def _chosen(self) -> dict[str, Any] | None:
+    def _chosen(self) -> Principal | None:
         row = chosen_row(self.table)
         return self._rows[row] if row is not None and row < len(self._rows) else None
 
@@ -71,16 +68,17 @@ class PeoplePanel(QWidget):
         """Add: a name typed. Revoke: someone chosen whose token still works. Copy: a token shown."""
         chosen = self._chosen()
         self.add.setEnabled(bool(self.name.text().strip()))
-        self.revoke.setEnabled(chosen is not None and not chosen["revoked_at"])
+        self.revoke.setEnabled(chosen is not None and not chosen.revoked_at)
         self.copy.setEnabled(bool(self.token.text()))
 
     async def _add(self) -> None:
         name = self.name.text().strip()
-        answer = await self._api.post("/api/people", json={"name": name})
-        if answer.status_code >= 400:
-            self._show_token("", str(answer.json().get("error")), failed=True)
+        try:
+            made = await self._client.call(api.add_person(name))
+        except DaemonError as error:
+            self._show_token("", str(error), failed=True)
         else:
-            self._show_token(answer.json()["token"], f"{name}'s token, shown only this once: copy it and give it to "
+            self._show_token(made.token, f"{name}'s token, shown only this once: copy it and give it to "
                                                      f"{name}. Coxswain keeps only a hash of it.")
             self.name.clear()
         await self.load()
@@ -89,11 +87,13 @@ class PeoplePanel(QWidget):
         chosen = self._chosen()
         if chosen is None:
             return
-        name = chosen["name"]
-        answer = await self._api.post(f"/api/people/{name}/revoke", json={})
-        failed = answer.status_code >= 400
-        self._show_token("", str(answer.json().get("error")) if failed else f"{name} can no longer send requests.",
-                         failed=failed)
+        name = chosen.name
+        try:
+            await self._client.call(api.revoke(name))
+        except DaemonError as error:
+            self._show_token("", str(error), failed=True)
+        else:
+            self._show_token("", f"{name} can no longer send requests.")
         await self.load()
 
     def _show_token(self, token: str, note: str, failed: bool = False) -> None:

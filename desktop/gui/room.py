@@ -4,7 +4,6 @@ The tray's "Room: <address>" item opens this tab."""
 
 import asyncio
 import io
-from typing import TYPE_CHECKING, Any
 
 import segno
 from PySide6.QtCore import QUrl
@@ -22,11 +21,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.client import AsyncClient, DaemonError, api
+from desktop.client.shapes import Room
 from desktop.gui.form import bottom_bar, heading, labelled, say, status
 from desktop.gui.work import Work
-
-if TYPE_CHECKING:
-    import httpx
 
 LOOPBACK = "loopback"
 LABELS = {"room_address": "Address", "room_port": "HTTPS port", "room_certificate": "Certificate"}
@@ -49,9 +47,9 @@ def machine_addresses() -> list[str]:
 
 
 class RoomPanel(QWidget):
-    def __init__(self, api: "httpx.AsyncClient", work: Work) -> None:
+    def __init__(self, client: AsyncClient, work: Work) -> None:
         super().__init__()
-        self._api, self.work = api, work
+        self._client, self.work = client, work
         self.shown_url = ""
         self._sign_in_after_save = False  # asked on loopback: the code shows once an address is saved
         self._saved: dict[str, str] = {}  # the address, port and certificate as the daemon has them
@@ -106,14 +104,14 @@ class RoomPanel(QWidget):
         self._changed()
 
     async def load(self) -> None:
-        settings = (await self._api.get("/api/settings")).json()
+        settings = await self._client.call(api.settings())
         self._saved = {key: settings[key] for key in LABELS}
         self.listen.clear()
         self.listen.addItems([LOOPBACK, *machine_addresses()])
         self.listen.setCurrentText(settings["room_address"])
         self.port.setText(settings["room_port"])
         self.certificate.setText(settings["room_certificate"])
-        self.show_room((await self._api.get("/api/room")).json())
+        self.show_room(await self._client.call(api.room()))
         self._changed()
 
     def _wanted(self) -> dict[str, str]:
@@ -124,31 +122,31 @@ class RoomPanel(QWidget):
         """Save is there to press only while the choice differs from what is saved."""
         self.save.setEnabled(self._wanted() != self._saved)
 
-    def show_room(self, room: dict[str, Any]) -> None:
-        self.shown_url = room["url"] or room["local_url"]
+    def show_room(self, room: Room) -> None:
+        self.shown_url = room.url or room.local_url
         self.address.setText(self.shown_url)
         self.qr.setPixmap(qr_pixmap(self.shown_url))
-        if room["url"]:
+        if room.url:
             about = (f"Phones on your network open this address. Its certificate's SHA-256 fingerprint is "
-                     f"{room['fingerprint']}: check that the phone shows the same before you sign in.")
+                     f"{room.fingerprint}: check that the phone shows the same before you sign in.")
         else:
             about = ("Only this computer can open this address. To let phones in, choose one of this computer's "
                      "addresses below (the room is then served there over HTTPS).")
-        if room["problem"]:
-            about = f"{room['problem']}\n{about}"
-        say(self.about, about, failed=bool(room["problem"]))
+        if room.problem:
+            about = f"{room.problem}\n{about}"
+        say(self.about, about, failed=bool(room.problem))
 
     async def sign_in_phone(self) -> None:
-        if (await self._api.get("/api/room")).json()["url"] is None:
+        if (await self._client.call(api.room())).url is None:
             self._offer_address()
             return
         self._sign_in_after_save = False
-        answer = await self._api.post("/api/room/link", json={"person": "owner"})
-        if answer.status_code >= 400:
-            say(self.about, str(answer.json().get("error", answer.text)), failed=True)
+        try:
+            link = await self._client.call(api.room_link("owner"))
+        except DaemonError as error:
+            say(self.about, str(error), failed=True)
             return
-        link = answer.json()
-        self.qr.setPixmap(qr_pixmap(link["url"]))
+        self.qr.setPixmap(qr_pixmap(link.url))
         say(self.about, "Scan this with your phone to sign in as you. It works once, for 15 minutes; don't share it.")
 
     def _offer_address(self) -> None:
@@ -169,26 +167,27 @@ class RoomPanel(QWidget):
     async def save_choice(self) -> None:
         """The address, port and certificate as chosen; what the daemon refuses is said by its label."""
         self.save.setEnabled(False)
-        current = (await self._api.get("/api/settings")).json()
+        current = await self._client.call(api.settings())
         wanted = self._wanted()
         problems = []
         for key, value in wanted.items():
             if value != current[key]:
-                answer = await self._api.post("/api/settings", json={"key": key, "value": value})
-                if answer.status_code >= 400:
-                    problems.append(labelled(str(answer.json().get("error", answer.text)), LABELS))
-        room = (await self._api.get("/api/room")).json()
+                try:
+                    await self._client.call(api.change_setting(key, value))
+                except DaemonError as error:
+                    problems.append(labelled(str(error), LABELS))
+        room = await self._client.call(api.room())
         for _ in range(50):  # the daemon starts or stops the HTTPS listener just after the change
-            if (room["url"] is not None) == (wanted["room_address"] != LOOPBACK) or room["problem"]:
+            if (room.url is not None) == (wanted["room_address"] != LOOPBACK) or room.problem:
                 break
             await asyncio.sleep(0.1)
-            room = (await self._api.get("/api/room")).json()
+            room = await self._client.call(api.room())
         self.show_room(room)
-        settings = (await self._api.get("/api/settings")).json()
+        settings = await self._client.call(api.settings())
         self._saved = {key: settings[key] for key in LABELS}
         say(self.status, "\n".join(problems) or "Saved.", failed=bool(problems))
         self._changed()
-        if self._sign_in_after_save and room["url"] and not problems:
+        if self._sign_in_after_save and room.url and not problems:
             await self.sign_in_phone()
 
     def _choose_certificate(self) -> None:

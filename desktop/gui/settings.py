@@ -3,7 +3,7 @@
 (gui/chat.py). Every change goes through the daemon's API (the same checks and words as the CLI, its keys replaced
 by the labels shown); start at login is this machine's own (desktop.platform.autostart)."""
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeyEvent
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.client import AsyncClient, DaemonError, api
 from desktop.gui import style
 from desktop.gui.agents import AgentsPanel
 from desktop.gui.chat import ChatPanel
@@ -29,10 +30,6 @@ from desktop.gui.room import RoomPanel
 from desktop.gui.work import Work
 from desktop.platform import autostart
 from desktop.runtimes import RUNTIME_NAMES
-
-if TYPE_CHECKING:
-    import httpx
-
 
 TIMES = (("approval_ttl", "Approvals expire after"), ("quiet_after", "A task is quiet after"),
          ("task_timeout", "Background tasks stop, idle, after"), ("max_turn", "Max turn duration"),
@@ -51,9 +48,9 @@ AT_LOGIN = "start_at_login"  # this machine's, not the daemon's
 
 
 class SettingsWindow(QWidget):
-    def __init__(self, api: "httpx.AsyncClient") -> None:
+    def __init__(self, client: AsyncClient) -> None:
         super().__init__()
-        self._api = api
+        self._client = client
         self.work = Work()
         self.setWindowTitle("Coxswain settings")
         self.resize(820, 560)
@@ -61,14 +58,14 @@ class SettingsWindow(QWidget):
         self._saved: dict[str, str] = {}  # the General tab's values as the daemon has them
         tabs = QTabWidget()
         tabs.addTab(self._general_tab(), "General")
-        self.agents = AgentsPanel(api, self.work)
+        self.agents = AgentsPanel(client, self.work)
         tabs.addTab(self.agents, "Agents")
-        self.people = PeoplePanel(api, self.work)
+        self.people = PeoplePanel(client, self.work)
         tabs.addTab(self.people, "People")
         tabs.addTab(self._keys_tab(), "API keys")
-        self.room = RoomPanel(api, self.work)
+        self.room = RoomPanel(client, self.work)
         tabs.addTab(self.room, "Room")
-        self.chat = ChatPanel(api, self.work)
+        self.chat = ChatPanel(client, self.work)
         tabs.addTab(self.chat, "Chat")
         QVBoxLayout(self).addWidget(tabs)
         self.tabs = tabs
@@ -76,7 +73,7 @@ class SettingsWindow(QWidget):
             layout.invalidate()
 
     async def load(self) -> None:
-        settings = (await self._api.get("/api/settings")).json()
+        settings = await self._client.call(api.settings())
         self._saved = self._general_values(settings)
         for key, field in self.times.items():
             field.setText(settings[key])
@@ -142,7 +139,7 @@ class SettingsWindow(QWidget):
         wanted = self._wanted()
         problems = [problem for key, value in wanted.items() if value != self._saved.get(key)
                     if (problem := await self._set(key, value))]
-        self._saved = self._general_values((await self._api.get("/api/settings")).json())
+        self._saved = self._general_values(await self._client.call(api.settings()))
         say(self.general_status, "\n".join(problems) or "Saved.", failed=bool(problems))
         self._general_changed()
 
@@ -156,8 +153,11 @@ class SettingsWindow(QWidget):
             except OSError as error:
                 return f"Could not change start at login: {error}"
             return None
-        answer = await self._api.post("/api/settings", json={"key": key, "value": value})
-        return None if answer.status_code < 400 else labelled(str(answer.json().get("error", answer.text)), LABELS)
+        try:
+            await self._client.call(api.change_setting(key, value))
+        except DaemonError as error:
+            return labelled(str(error), LABELS)
+        return None
 
     # --- API keys --------------------------------------------------------------------------------------------
 
@@ -197,14 +197,16 @@ class SettingsWindow(QWidget):
         self.save_keys.setEnabled(any(field.isEnabled() and field.text() for field, _ in self.keys.values()))
 
     async def _load_keys(self) -> None:
-        answer = await self._api.get("/api/secrets")
-        listing = answer.json() if answer.status_code < 400 else {"stored": [], "problem": answer.json()["error"]}
-        problem = listing.get("problem")
+        try:
+            listing = await self._client.call(api.secrets())
+            stored, problem = listing.stored, listing.problem
+        except DaemonError as error:
+            stored, problem = [], str(error)
         self.keyring_problem.setText(f"API keys cannot be kept: {problem}" if problem else "")
         self.keyring_problem.setVisible(bool(problem))
         for name, (field, state) in self.keys.items():
             field.setEnabled(not problem)
-            state.setText("stored" if name in listing["stored"] else "not set")
+            state.setText("stored" if name in stored else "not set")
         self._keys_changed()
 
     async def store_keys(self) -> None:
@@ -217,9 +219,13 @@ class SettingsWindow(QWidget):
 
     async def _save_key(self, name: str) -> str | None:
         field, _ = self.keys[name]
-        answer = await self._api.post("/api/secrets", json={"name": name, "value": field.text()})
+        call = api.set_secret(name, field.text())
         field.clear()
-        return None if answer.status_code < 400 else f"{KEYS[name]}: {answer.json().get('error', answer.text)}"
+        try:
+            await self._client.call(call)
+        except DaemonError as error:
+            return f"{KEYS[name]}: {error}"
+        return None
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape:
