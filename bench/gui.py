@@ -1,14 +1,18 @@
-"""The tray app's own costs: `python -m bench.gui` (offscreen Qt; about two minutes).
+"""The tray app's own costs: `python -m bench.gui [--baseline SOURCE_TREE]` (offscreen Qt; about three minutes).
 
-1. Process start to tray icon shown (the app prints its "running" line right after), median of 5, against a bare
-   PySide6 tray icon started the same way.
-2. Idle RSS and CPU of the tray app with its daemon after 30 s of nothing, against the bare tray icon.
-3. Time to open the console on a task whose log is 5 MB, against opening it on a 10-line log (median of 5).
-4. Event-loop stalls (max and p99 lateness of a 10 ms ticker) while a task prints 5,000 lines/s for 10 s into an
+1. Process start to its icon shown, for a bare PySide6 tray icon, and to the daemon answering GET /api/health for the
+   tray app (median of 5, started in turns).
+2. A headless daemon (`cox daemon`) from exec to answering GET /api/health: CPU seconds of its process (median of 5).
+3. Idle RSS and CPU of the tray app with its daemon after 30 s of nothing, beside the bare tray icon.
+4. Time to open the console on a task whose log is 5 MB, against opening it on a 10-line log (median of 5).
+5. Event-loop stalls (max and p99 lateness of a 10 ms ticker) while a task prints 5,000 lines/s for 10 s into an
    open, following console, against the same 10 s with nothing running.
-Targets: start under 1 s, idle RSS under 120 MB, open under 150 ms, stalls under 50 ms."""
+With --baseline, the app from that source tree (e.g. `git worktree add /tmp/before 8cdbac2`) is measured the same way
+in the same run, in turns with this tree, and each figure is printed beside it as a ratio. Every program runs from
+cached bytecode (in .cache/bench-pyc, warmed by one uncounted start), as an installed app would."""
 
-import asyncio
+import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -17,56 +21,72 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+import httpx
 import psutil
 
-from bench.ledger import pct
-
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false;qt.core.qobject.connect=false")
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS = {"start": "daemon answering within 3x the bare tray's start", "cpu": "headless daemon start under 0.4 s CPU",
+           "rss": "idle tray app with its daemon at most 90 MB", "open": "console open under 150 ms",
+           "stall": "loop stall at 5,000 lines/s at most 20 ms"}
 BARE_TRAY = """
-import sys, time
+import sys
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 from PySide6.QtGui import QIcon
-from PySide6.QtCore import QTimer
 app = QApplication(sys.argv)
 tray = QSystemTrayIcon(QIcon(sys.argv[1]))
 tray.show()
 print("running", flush=True)
 app.exec()
 """
-FLOOD = "i=0; while [ $i -lt 50 ]; do seq $((i*1000)) $((i*1000+999)) | sed 's/^/\\x1b[32mok\\x1b[0m line /'; " \
-        "i=$((i+1)); sleep 0.2; done"  # 5,000 lines a second for 10 s
+Program = Callable[[Path], subprocess.Popen[str]]
 
 
-def started(argv: list[str], env: dict[str, str]) -> tuple[float, float, subprocess.Popen[str]]:
-    """Seconds from the process start to its icon shown ("starting" or "running" line) and to it running, and the
-    process (still running)."""
+def environment() -> dict[str, str]:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+           "QT_LOGGING_RULES": "qt.qpa.*=false;qt.core.qobject.connect=false",
+           "PYTHONPYCACHEPREFIX": str(ROOT / ".cache" / "bench-pyc")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def bare_tray(home: Path) -> subprocess.Popen[str]:
+    icon = ROOT / "resources" / "tray-idle.svg"
+    return subprocess.Popen([sys.executable, "-c", BARE_TRAY, str(icon)], env=environment(), stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+
+
+def tray_app(tree: Path) -> Program:
+    return lambda home: subprocess.Popen([sys.executable, "-m", "desktop.gui.app", "--port", "0", "--home", str(home)],
+                                         cwd=tree, env=environment(), stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL, text=True)
+
+
+def headless(tree: Path) -> Program:
+    return lambda home: subprocess.Popen([sys.executable, "-m", "desktop.cli", "--home", str(home), "daemon", "--port",
+                                          "0"], cwd=tree, env=environment(), stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL, text=True)
+
+
+def ready(process: subprocess.Popen[str], home: Path | None) -> float:
+    """Seconds until the bare tray says it runs (home None) or the daemon in `home` answers GET /api/health."""
     begin = time.perf_counter()
-    process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert process.stdout is not None
-    shown = None
-    for line in process.stdout:
-        if "starting" in line.lower() or "running" in line.lower():
-            shown = shown or time.perf_counter() - begin
-        if "running" in line.lower():
-            return shown, time.perf_counter() - begin, process
-    raise RuntimeError(f"{argv} ended without saying it runs")
-
-
-def start_times(programs: dict[str, Callable[[int], list[str]]], env: dict[str, str], rounds: int = 5) -> None:
-    """Each program started `rounds` times, in turns (argv for round i); medians printed."""
-    times: dict[str, list[tuple[float, float]]] = {name: [] for name in programs}
-    for i in range(rounds):
-        for name, argv in programs.items():
-            shown, running, process = started(argv(i), env)
-            times[name].append((shown, running))
-            stop(process)
-    for name, values in times.items():
-        print(f"   {name:16} {statistics.median(v[0] for v in values) * 1000:6.0f} ms   "
-              f"{statistics.median(v[1] for v in values) * 1000:6.0f} ms")
+    if home is None:
+        assert process.stdout is not None
+        if "running" not in process.stdout.readline():
+            raise RuntimeError("the bare tray icon did not start")
+        return time.perf_counter() - begin
+    deadline = begin + 120
+    while time.perf_counter() < deadline and process.poll() is None:
+        try:
+            url = json.loads((home / "daemon.json").read_text())["url"]
+            token = (home / "owner.token").read_text().strip()
+            if httpx.get(f"{url}/api/health", headers={"Authorization": f"Bearer {token}"}).status_code == 200:
+                return time.perf_counter() - begin
+        except (OSError, ValueError, KeyError, httpx.HTTPError):
+            pass
+        time.sleep(0.005)
+    raise RuntimeError(f"{process.args!r} did not answer")
 
 
 def stop(process: subprocess.Popen[str]) -> None:
@@ -74,98 +94,92 @@ def stop(process: subprocess.Popen[str]) -> None:
     process.wait(30)
 
 
-def start_and_idle(tmp: Path) -> None:
-    from desktop.resources import resource
+def start_times(programs: dict[str, Program], tmp: Path, rounds: int = 5) -> dict[str, tuple[float, float]]:
+    """Each program started `rounds` times in turns, after one uncounted start: median seconds to ready and CPU
+    seconds its process had used by then."""
+    seen: dict[str, list[tuple[float, float]]] = {name: [] for name in programs}
+    for i in range(rounds + 1):
+        for name, program in programs.items():
+            home = tmp / f"{name}-{i}"
+            process = program(home)
+            took = ready(process, None if name == "bare tray" else home)
+            cpu = sum(psutil.Process(process.pid).cpu_times()[:2])
+            stop(process)
+            if i:
+                seen[name].append((took, cpu))
+    return {name: (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
+            for name, values in seen.items()}
 
-    env = {**os.environ}
-    app = [sys.executable, "-m", "desktop.gui.app", "--port", "0", "--home"]
-    bare = [sys.executable, "-c", BARE_TRAY, str(resource("tray-idle.svg"))]
-    print("1. process start to tray icon shown, and to the daemon answering (median of 5)")
-    start_times({"bare tray icon": lambda i: bare, "Coxswain": lambda i: [*app, str(tmp / f"start{i}")]}, env)
 
-    processes = {name: started(argv, env)[2] for name, argv in (("bare tray icon", bare),
-                                                                 ("Coxswain", [*app, str(tmp / "idle")]))}
+def idle(programs: dict[str, Program], tmp: Path) -> dict[str, tuple[float, float]]:
+    """RSS (MB) and CPU (seconds) of each program over 30 s of nothing, all running side by side."""
+    processes = {}
+    for name, program in programs.items():
+        processes[name] = program(tmp / f"idle-{name}")
+        ready(processes[name], None if name == "bare tray" else tmp / f"idle-{name}")
     watched = {name: psutil.Process(p.pid) for name, p in processes.items()}
-    cpu_before = {name: sum(w.cpu_times()[:2]) for name, w in watched.items()}
+    before = {name: sum(w.cpu_times()[:2]) for name, w in watched.items()}
     time.sleep(30)
-    print("2. idle after 30 s: RSS and CPU time used in those 30 s")
-    for name, process in watched.items():
-        rss = process.memory_info().rss / 2**20
-        cpu = sum(process.cpu_times()[:2]) - cpu_before[name]
-        print(f"   {name:16} {rss:6.0f} MB   {cpu * 1000:5.0f} ms CPU ({cpu / 30 * 100:.2f} %)")
+    found = {name: (w.memory_info().rss / 2**20, sum(w.cpu_times()[:2]) - before[name]) for name, w in watched.items()}
     for process in processes.values():
         stop(process)
+    return found
 
 
-async def in_app(tmp: Path) -> None:
-    from desktop.gui.app import TrayApp
-    from desktop.platform.paths import Home
-
-    app = TrayApp(Home(tmp / "app"), port=0)
-    await app.start()
-    try:
-        small = await task(app, "seq 1 10")
-        five_mb = "[print(str(i).zfill(6), 'log line ' * 8) for i in range(65000)]"
-        big = await task(app, f'{sys.executable} -c "{five_mb}"')
-        size = (tmp / "app" / "tasks" / big / "output").stat().st_size
-        print(f"3. open the console on a task (median of 5; the big log is {size / 2**20:.1f} MB)")
-        for name, task_id in (("10-line log", small), ("5 MB log", big)):
-            opens = []
-            for _ in range(5):
-                begin = time.perf_counter()
-                console = await app.open_console(("task", task_id))
-                console.repaint()
-                opens.append((time.perf_counter() - begin) * 1000)
-                console.close()
-                console.chosen = None
-            print(f"   {name:16} {statistics.median(opens):6.0f} ms")
-
-        print("4. event-loop lateness of a 10 ms ticker over 10 s (the daemon shares the loop)")
-        print(f"   {'nothing running':28} {report(await lateness(10))}")
-        flood = await task(app, FLOOD, wait=False)
-        console = await app.open_console(("task", flood))
-        lines_before = console.view.lines_shown
-        print(f"   {'5,000 lines/s into a console':28} {report(await lateness(10))}"
-              f"   ({console.view.lines_shown - lines_before} lines shown meanwhile)")
-    finally:
-        await app.stop()
+def in_app(tree: Path) -> dict[str, float]:
+    """The console figures of the tray app from `tree`, measured in a process of its own (bench/gui_console.py)."""
+    script = ROOT / "bench" / "gui_console.py"
+    runner = f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')"
+    out = subprocess.run([sys.executable, "-c", runner], cwd=tree, env=environment(), capture_output=True, text=True,
+                         timeout=600)
+    if out.returncode:
+        raise RuntimeError(f"the console figures of {tree} failed:\n{out.stderr[-3000:]}")
+    figures: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return figures
 
 
-async def task(app: Any, command: str, wait: bool = True) -> str:
-    task_id: str = (await app.api.post("/api/tasks", json={"agent": "shell", "command": command})).json()["id"]
-    while wait and (await app.api.get(f"/api/tasks/{task_id}")).json()["state"] != "ended":
-        await asyncio.sleep(0.05)
-    return task_id
-
-
-async def lateness(seconds: float) -> list[float]:
-    late, tick = [], 0.01
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        before = time.perf_counter()
-        await asyncio.sleep(tick)
-        late.append((time.perf_counter() - before - tick) * 1000)
-    return late
-
-
-def report(late: list[float]) -> str:
-    return f"max {max(late):5.1f} ms   p99 {pct(late, 99):5.1f} ms"
+def row(label: str, values: dict[str, float], unit: str, scale: float = 1.0, against: float | None = None) -> None:
+    """One figure per tree; with two trees, this tree's over the baseline's; with `against`, each over it."""
+    digits = 2 if unit == "s" else 1
+    shown = "   ".join(f"{name} {v * scale:7.{digits}f} {unit}" + (f" ({v / against:.1f}x)" if against else "")
+                       for name, v in values.items())
+    ratio = ""
+    if len(values) == 2:
+        base, this = values.values()
+        ratio = f"   this/baseline {this / base:.2f}"
+    print(f"   {label:30} {shown}{ratio}")
 
 
 def main() -> int:
-    import qasync  # type: ignore[import-untyped]
-    from PySide6.QtWidgets import QApplication
-
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--baseline", type=Path, help="a source tree to measure in the same run, for comparison")
+    args = parser.parse_args()
+    trees = {**({"baseline": args.baseline.resolve()} if args.baseline else {}), "this tree": ROOT}
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
-        start_and_idle(tmp)
-        qt = QApplication([sys.argv[0]])
-        qt.setQuitOnLastWindowClosed(False)
-        loop = qasync.QEventLoop(qt)
-        asyncio.set_event_loop(loop)
-        with loop:
-            loop.run_until_complete(in_app(tmp))
-    print("targets: start under 1 s, idle RSS under 120 MB, open under 150 ms, stalls under 50 ms")
+        print("1. process start to the icon (bare tray) / to the daemon answering (tray app), median of 5")
+        starts = start_times({"bare tray": bare_tray, **{n: tray_app(t) for n, t in trees.items()}}, tmp / "start")
+        bare = starts["bare tray"][0]
+        print(f"   {'bare tray icon':30} {bare * 1000:7.0f} ms")
+        row("tray app, daemon answers", {n: starts[n][0] for n in trees}, "ms", 1000, against=bare)
+        print("2. headless daemon: exec to answering, CPU of its process, median of 5")
+        daemons = start_times({n: headless(t) for n, t in trees.items()}, tmp / "daemon")
+        row("CPU", {n: daemons[n][1] for n in trees}, "s")
+        row("wall", {n: daemons[n][0] for n in trees}, "s")
+        print("3. idle after 30 s: RSS, and CPU used in those 30 s")
+        rest = idle({"bare tray": bare_tray, **{n: tray_app(t) for n, t in trees.items()}}, tmp / "idle")
+        print(f"   {'bare tray icon RSS':30} {rest['bare tray'][0]:7.1f} MB")
+        row("tray app RSS", {n: rest[n][0] for n in trees}, "MB", against=rest["bare tray"][0])
+        row("tray app CPU", {n: rest[n][1] / 30 * 100 for n in trees}, "%")
+        print("4. open the console on a task, median of 5; 5. loop lateness of a 10 ms ticker over 10 s")
+        consoles = {name: in_app(tree) for name, tree in trees.items()}
+        for key, label, unit in (("open_small", "open, 10-line log", "ms"), ("open_big", "open, 5 MB log", "ms"),
+                                 ("idle_max", "stall, nothing running: max", "ms"),
+                                 ("flood_max", "stall, 5,000 lines/s: max", "ms"),
+                                 ("flood_p99", "stall, 5,000 lines/s: p99", "ms"),
+                                 ("flood_lines", "lines shown in those 10 s", "")):
+            row(label, {n: consoles[n][key] for n in trees}, unit)
+    print("targets: " + "; ".join(TARGETS.values()))
     return 0
 
 
