@@ -4,11 +4,10 @@ URLs. Only allowlisted backends are used; there is no silent fall-back to plaint
 import logging
 import secrets as secrets_module
 from collections.abc import Callable, Iterable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import keyring
-import keyring.backend
-from keyring.errors import KeyringError, KeyringLocked
+if TYPE_CHECKING:  # keyring is imported, and its backend found, at the first use: the idle daemon needs neither
+    from keyring.backend import KeyringBackend
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -31,8 +30,20 @@ class SecretStoreError(Exception):
 
 
 class Secrets:
-    def __init__(self, backend: keyring.backend.KeyringBackend | None = None) -> None:
-        self._backend = backend or keyring.get_keyring()
+    def __init__(self, backend: "KeyringBackend | None" = None) -> None:
+        self._found = backend
+
+    @property
+    def _backend(self) -> "KeyringBackend":
+        if self._found is None:
+            import keyring
+
+            self._found = keyring.get_keyring()
+        return self._found
+
+    @_backend.setter
+    def _backend(self, backend: "KeyringBackend") -> None:
+        self._found = backend
 
     def problem(self) -> str | None:
         """None if secrets can be kept here, else why not."""
@@ -105,6 +116,8 @@ class Secrets:
 
     @staticmethod
     def _call(action: Callable[[], T]) -> T:
+        from keyring.errors import KeyringError, KeyringLocked
+
         try:
             return action()
         except KeyringLocked:
@@ -115,7 +128,7 @@ class Secrets:
             raise SecretStoreError(f"the keyring failed: {error.__class__.__name__}: {error}") from None
 
 
-def _leaves(backend: keyring.backend.KeyringBackend) -> Iterable[keyring.backend.KeyringBackend]:
+def _leaves(backend: "KeyringBackend") -> Iterable["KeyringBackend"]:
     inner = getattr(backend, "backends", None)
     if inner is None:
         return [backend]
