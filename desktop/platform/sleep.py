@@ -9,10 +9,10 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from dbus_fast import BusType
-from dbus_fast.aio import MessageBus, ProxyInterface
+if TYPE_CHECKING:  # dbus_fast is imported when listening starts, after the daemon answers
+    from dbus_fast.aio import MessageBus, ProxyInterface
 
 LOGIND = "org.freedesktop.login1"
 LOGIND_PATH = "/org/freedesktop/login1"
@@ -35,6 +35,9 @@ class LogindSleep:
     async def start(self) -> str | None:
         """Listen for sleep and wake; None when listening, else why not (the clock-gap check still works)."""
         try:
+            from dbus_fast import BusType
+            from dbus_fast.aio import MessageBus
+
             self._bus = await MessageBus(bus_type=BusType.SYSTEM, negotiate_unix_fd=True).connect()
             introspection = await self._bus.introspect(LOGIND, LOGIND_PATH)
             self._manager = self._bus.get_proxy_object(LOGIND, LOGIND_PATH, introspection).get_interface(MANAGER)
