@@ -9,9 +9,10 @@ from fastapi import FastAPI, Request
 from desktop.api import models as m
 from desktop.api.actors import actor
 from desktop.api.tasks import Count, Position, console_page
-from desktop.console.redact import redact
 from desktop.core.ledger import Ledger
+from desktop.core.states import TERMINAL
 from desktop.store.rows import QuestionRow, RequestRow, TimelineRow
+from desktop.tasks.paging import raw_since
 
 OUTPUT_CHUNK = 256 * 1024
 
@@ -60,16 +61,8 @@ def add_requests(api: FastAPI, ledger: Ledger, output_path: Callable[[str], Path
     @api.get("/api/requests/{request_id}/output")
     async def output(request_id: str, request: Request, offset: Position = 0) -> m.Output:
         row = ledger.visible(request_id, actor(request))
-        path = output_path(row.id)
-        data = b""
-        if path is not None and path.exists():
-            with open(path, "rb") as f:
-                f.seek(max(0, offset))
-                data = f.read(OUTPUT_CHUNK)
-        if len(data) == OUTPUT_CHUNK and b"\n" in data:  # whole lines only: a secret is never cut in two
-            data = data[:data.rindex(b"\n") + 1]
-        return m.Output(text=redact(data.decode("utf-8", "replace")), offset=max(0, offset) + len(data),
-                        state=row.state)
+        text, offset = raw_since(output_path(row.id), offset, OUTPUT_CHUNK, row.state in TERMINAL)
+        return m.Output(text=text, offset=offset, state=row.state)
 
     @api.get("/api/requests/{request_id}/console")
     async def console(request_id: str, request: Request, lines: Count = 2000, before: Position | None = None,

@@ -72,7 +72,7 @@ def _raw(daemon: Client, request_id: str, follow: bool) -> int:
         sys.stdout.flush()
         moved = chunk.offset != offset
         offset = chunk.offset
-        if not follow or (not moved and chunk.state in TERMINAL):
+        if not moved and (not follow or chunk.state in TERMINAL):  # all of it read (and, following, it ended)
             return 0
         if not moved:
             time.sleep(POLL)

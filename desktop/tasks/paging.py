@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from desktop.console import sgr
+from desktop.console.redact import redact
 from desktop.console.stream import ConsoleStream, Line, folded
 
 MAX_BACK = 5 * 1024 * 1024  # output older than this, counted from the end, is not loaded
 BLOCK = 256 * 1024
 FOLLOW_READ = 256 * 1024  # output rendered per live read, at most (~10 ms of pipeline)
+KEY_LOOKBACK = 64 * 1024  # how far back a page looks for a private key block it begins inside of
+KEY_LINES = 100  # a key block ends after this many lines at the most (as the redaction rules say)
 
 
 @dataclass(frozen=True)
@@ -75,23 +78,75 @@ def output_since(output: Path, after: int, lines: int) -> Page:
     except OSError:
         return Page([], None, False, "", after)
     start = min(max(after, size - MAX_BACK, 0), size)
+    skipped = start > after  # the reader fell more than MAX_BACK behind
     with open(output, "rb") as f:
         f.seek(start)
         data = f.read(min(size - start, FOLLOW_READ))
+        if not _begins_line(f, start):  # skipped ahead, or asked from inside a line: from the next line's start
+            cut = data.find(b"\n") + 1
+            if not cut:  # all of it inside that line: past it, nothing shown
+                return Page([], None, skipped, "", start + len(data), start + len(data) < size)
+            data, start = data[cut:], start + cut
+        whole = data[:data.rfind(b"\n") + 1]
+        known = _key_begun_before(f, start)  # rendered again, not returned: what a key block begun there hides
     capped = start + len(data) < size
-    whole = data[:data.rfind(b"\n") + 1]
-    if start > after:  # skipped ahead: begin at a line's start
-        cut = whole.find(b"\n") + 1
-        whole, start = whole[cut:], start + cut
-    rendered, _ = _render(whole, colours=True, final=True)
+    seen = known.count(b"\n")
+    body = known + whole
+    rendered = [line for line in _render(body, colours=True, final=True)[0] if line.raw_line > seen]
     end = start + len(whole)
     if len(rendered) > lines:  # stop where the first line not returned begins
-        line_starts = [0, *(match.end() for match in re.finditer(rb"\n", whole))]
-        end = start + line_starts[rendered[lines].raw_line - 1]
+        line_starts = [0, *(match.end() for match in re.finditer(rb"\n", body))]
+        end = start - len(known) + line_starts[rendered[lines].raw_line - 1]
         rendered = rendered[:lines]
     more = capped or end < start + len(whole)
     pending = "" if more else _render(data[len(whole):], colours=True, final=False)[1]
-    return Page([(line.text, line.count) for line in rendered], None, start > after, pending, end, more)
+    return Page([(line.text, line.count) for line in rendered], None, skipped, pending, end, more)
+
+
+def raw_since(output: Path | None, offset: int, most: int, ended: bool) -> tuple[str, int]:
+    """The raw output from byte `offset` (redacted; from the next line's start if `offset` is inside one), at most
+    `most` bytes of whole lines, and where the next read starts. Unfinished last lines wait for their end unless the
+    request has `ended`: a secret is never cut in two, nor its name from its value."""
+    try:
+        size = output.stat().st_size if output is not None else 0
+    except OSError:
+        size = 0
+    if output is None or offset >= size:
+        return "", min(offset, size)
+    with open(output, "rb") as f:
+        if not _begins_line(f, offset):
+            f.seek(offset)
+            rest = f.read(most)
+            offset += rest.find(b"\n") + 1 or len(rest)
+        f.seek(offset)
+        data = f.read(most)
+        if b"\n" in data and (len(data) == most or not ended):
+            data = data[:data.rindex(b"\n") + 1]
+        elif not ended:
+            data = b""
+        known = _key_begun_before(f, offset)
+    text = redact((known + data).decode("utf-8", "replace"))
+    return text.split("\n", known.count(b"\n"))[-1] if known else text, offset + len(data)
+
+
+def _begins_line(f: Any, offset: int) -> bool:
+    if offset == 0:
+        return True
+    f.seek(offset - 1)
+    return bool(f.read(1) == b"\n")
+
+
+def _key_begun_before(f: Any, start: int) -> bytes:
+    """The lines before `start` from a private key block's BEGIN line on, if `start` is inside that block (its END
+    not yet printed, fewer than KEY_LINES lines ago): rendered first, so the lines after stay redacted."""
+    look = max(0, start - KEY_LOOKBACK)
+    f.seek(look)
+    before = f.read(start - look)
+    begin = before.rfind(b"-----BEGIN ")
+    if begin < 0 or before.find(b"-----END ", begin) >= 0:
+        return b""
+    known = before[before.rfind(b"\n", 0, begin) + 1:]
+    return known if known.count(b"\n") < KEY_LINES else b""
 
 
 def _last_page(output: Path, size: int, lines: int, before: int | None, colours: bool) -> Page:
@@ -101,6 +156,10 @@ def _last_page(output: Path, size: int, lines: int, before: int | None, colours:
         return Page([], None, True, "")
     block = BLOCK
     with open(output, "rb") as f:
+        if before is not None and not _begins_line(f, end):  # asked from inside a line: the page ends before it
+            f.seek(max(0, end - BLOCK))
+            head = f.read(end - max(0, end - BLOCK))
+            end = max(0, end - BLOCK) + head.rfind(b"\n") + 1 if b"\n" in head else max(0, end - BLOCK)
         while True:
             window = start = max(floor, end - block)
             f.seek(start)
@@ -108,6 +167,8 @@ def _last_page(output: Path, size: int, lines: int, before: int | None, colours:
             if start > 0:  # begin at the start of a line
                 cut = data.find(b"\n") + 1
                 data, start = data[cut:], start + cut
+            known = _key_begun_before(f, start)  # a key block begun before the window: its lines stay redacted
+            data, start = known + data, start - len(known)
             rendered, pending = _render(data, colours, final=before is not None)
             if len(rendered) > lines or window == floor:
                 break
