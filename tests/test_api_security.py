@@ -112,3 +112,21 @@ def test_only_a_turns_token_reaches_the_mcp_server(daemon: DaemonProcess) -> Non
         refused = daemon.post("/mcp", listing, token=token, headers=headers)
         assert refused.status_code == 403 and "agent sessions" in refused.json()["error"], refused.text
     assert daemon.post("/mcp", listing, headers=headers, token="x" * 43).status_code == 401
+
+
+def test_a_stream_that_lagged_past_its_revocation_still_ends() -> None:
+    """A teammate's event stream that stops reading loses events once its queue is full, the Revoked among them: the
+    Lagged that takes their place ends it all the same (and does not end anyone else's)."""
+    from desktop.api.events import stream_ends
+    from desktop.core.events import EventBus, Revoked, SettingChanged
+
+    bus = EventBus(queue_size=10)
+    with bus.subscribe() as queue:
+        bus.publish(Revoked("sarah"))
+        for n in range(20):
+            bus.publish(SettingChanged("approval_ttl", f"{n}m"))
+        first = queue.get_nowait()
+    assert not isinstance(first, Revoked), "the revocation was dropped from the full queue"
+    assert stream_ends(first, {Revoked("sarah")}, bus)
+    assert not stream_ends(first, {Revoked("tom")}, bus)
+    assert not stream_ends(SettingChanged("approval_ttl", "1m"), {Revoked("sarah")}, bus)

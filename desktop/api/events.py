@@ -40,9 +40,10 @@ def add_events(api: FastAPI, events: EventBus, tasks: BackgroundTasks,
         browser = getattr(request.state, "browser_session", None)
         signed_in_as = session_key(browser) if browser else None
 
+        endings: set[Event] = {Revoked(who.name), *([SignedOut(signed_in_as)] if signed_in_as else [])}
+
         def ends(event: Event) -> bool:
-            return ((isinstance(event, Revoked) and event.person == who.name)
-                    or (isinstance(event, SignedOut) and event.key == signed_in_as))
+            return stream_ends(event, endings, events)
 
         async def each() -> AsyncIterator[dict[str, str]]:
             with events.subscribe() as queue:
@@ -55,3 +56,11 @@ def add_events(api: FastAPI, events: EventBus, tasks: BackgroundTasks,
                         yield sent(event)
 
         return EventSourceResponse(each(), ping=15)
+
+
+def stream_ends(event: Event, endings: set[Event], events: EventBus) -> bool:
+    """Whether a caller's stream ends at `event`: their revocation or sign-out, or a lag (which may have dropped
+    that ending from their queue) after one."""
+    if isinstance(event, Lagged):
+        return not endings.isdisjoint(events.endings)
+    return isinstance(event, Revoked | SignedOut) and event in endings

@@ -135,8 +135,11 @@ class EventBus:
     def __init__(self, queue_size: int = 1000) -> None:
         self._queues: set[asyncio.Queue[Event]] = set()
         self._size = queue_size
+        self.endings: set[Event] = set()  # every Revoked and SignedOut: a lagging stream still learns it ended
 
     def publish(self, event: Event) -> None:
+        if isinstance(event, Revoked | SignedOut):
+            self.endings.add(event)
         for queue in list(self._queues):
             try:
                 queue.put_nowait(event)

@@ -69,16 +69,15 @@ class TrayApp:
         self._tasks: dict[str, dict[str, Any]] = {}  # last (a full read, then each event's row)
         self._task_reads = QTimer()  # a running task's quiet time and test counts change without an event: read
         self._task_reads.setInterval(TASK_READS_MS)  # them now and then while the console shows them
-        self._asked = self._shown = 0  # refreshes asked for, and the newest of them shown
+        self._read_once = False  # a full read was shown (requests new since then were announced by no event)
         self._failed_unseen = False
         self.work = Work()
-        self._task_reads.timeout.connect(lambda: self.work.start(self._read_tasks()))
+        self._task_reads.timeout.connect(self._refresh_soon)
         self.denials = Denials(self._deny_now, self._denial_changed)
 
     async def start(self) -> None:
         self.listener = Listener(self.home, self.come_forward)
         daemon_module, http, client = await asyncio.to_thread(_load_daemon)
-        from desktop.client import api  # (loaded by now)
 
         taken = self.port != 0 and not port_free(LOOPBACK, self.port)  # by another program: any free port will do
         self.daemon: Daemon = daemon_module.Daemon(self.home, LOOPBACK, 0 if taken else self.port, clock=self._clock)
@@ -102,9 +101,6 @@ class TrayApp:
         self.tray.balloon_clicked.connect(self._balloon_clicked)
         self.event_stream = EventStream(self.client)
         self.event_stream.received.connect(self._on_event)
-        self.settings = await self.client.call(api.settings())
-        room = await self.client.call(api.room())
-        self._show_room(room.url or room.local_url)
         self.event_stream.start()
         try:  # nothing that changes from here on is missed
             await asyncio.wait_for(self.event_stream.following.wait(), FOLLOWING_SECONDS)
@@ -147,27 +143,38 @@ class TrayApp:
     async def refresh(self) -> list[dict[str, Any]]:
         """Read everything the daemon has now (at start, when its event stream (re)connects or lagged, after an
         answer it refused); each change after comes with its row in an event. The request list is returned."""
-        from desktop.client import api
-
-        self._asked += 1
-        asked = self._asked
-        requests, tasks = await asyncio.gather(self.client.call(api.requests(limit=SHOWN)),
-                                               self.client.call(api.tasks()))
-        if asked > self._shown:  # an answer to an older question that came last would show the past
-            self._shown = asked
-            self._requests = {r.id: r.dump() for r in requests}
-            self._tasks = {t.id: t.dump() for t in tasks}
-            self._show()
-            self._settle()
+        self._refresh_soon()
+        assert self._refreshing is not None
+        await asyncio.shield(self._refreshing)
         return self.requests()
 
-    def _settle(self) -> None:
-        """What was answered while no event could say so (the event stream reconnecting): its card, notification
-        and waiting Deny go as if its event had come."""
+    async def _read_all(self) -> None:
+        from desktop.client import api
+
+        settings, room, requests, tasks = await asyncio.gather(
+            self.client.call(api.settings()), self.client.call(api.room()),
+            self.client.call(api.requests(limit=SHOWN)), self.client.call(api.tasks()))
+        known = set(self._requests) if self._read_once else None
+        self.settings = dict(settings)
+        self._show_room(room.url or room.local_url)
+        self._requests = {r.id: r.dump() for r in requests}
+        self._tasks = {t.id: t.dump() for t in tasks}
+        self._read_once = True
+        self._show()
+        self._settle(known)
+
+    def _settle(self, known: set[str] | None) -> None:
+        """What changed while no event could say so (the event stream reconnecting, or lagging): a request answered
+        meanwhile loses its card, notification and waiting Deny; one that came meanwhile and waits is announced."""
         for request_id in {*self.cards, *self.notices.approvals_shown(), *self.denials.waiting_ids()}:
             row = self._requests.get(request_id)
             if row is not None and row["state"] != "pending":
                 self.work.start(self._answered(request_id))
+        if known is None:  # the first read: what waited before the app started was announced then
+            return
+        for request_id, row in self._requests.items():
+            if request_id not in known and row["state"] == "pending":
+                self.work.start(self._notify_approval(request_id))
 
     def requests(self) -> list[dict[str, Any]]:
         """The newest requests, newest first."""
@@ -187,12 +194,6 @@ class TrayApp:
                 self._task_reads.start()
         else:
             self._task_reads.stop()
-
-    async def _read_tasks(self) -> None:
-        from desktop.client import api
-
-        self._tasks = {t.id: t.dump() for t in await self.client.call(api.tasks())}
-        self._show()
 
     async def act(self, verb: str, request_id: str) -> None:
         """A click in the tray, a card or a notification, done through the API like any other client's."""
@@ -376,7 +377,8 @@ class TrayApp:
             self._show()
 
     def _refresh_soon(self) -> None:
-        """One full read at a time; an event that comes while one is on its way makes one more after it."""
+        """One full read at a time (every read goes through here); an event that comes while one is on its way
+        makes one more after it, so an answer older than the event is never the last word."""
         self._stale = True
         if self._refreshing is None or self._refreshing.done():
             self._refreshing = asyncio.ensure_future(self._refresh_all())
@@ -385,7 +387,7 @@ class TrayApp:
         while self._stale:
             self._stale = False
             try:
-                await self.refresh()
+                await self._read_all()
             except Exception:  # e.g. the API closing as the app quits: said, and the next change tries again
                 log.exception("reading what the daemon has failed")
 
