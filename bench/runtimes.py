@@ -26,7 +26,7 @@ from desktop.runtimes.base import SessionTools
 from desktop.store.rows import AgentRow, RequestRow
 from tests.agent_env import offline_env
 from tests.daemon_process import DaemonProcess
-from tests.fake_model.server import FakeModelServer
+from tests.fakes.model.server import FakeModelServer
 
 RUNTIMES = {"claude": {}, "codex": {}, "gemini": {"model": "gemini-2.5-pro"}, "copilot": {}}
 PROMPT = "TOOL true"

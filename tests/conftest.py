@@ -5,7 +5,7 @@ import pytest
 
 from tests.agent_env import offline_env
 from tests.daemon_process import DaemonProcess, with_cli_agent
-from tests.fake_model.server import FakeModelServer
+from tests.fakes.model.server import FakeModelServer
 from tests.secret_service import private_secret_service
 
 pytest_plugins = ["tests.gui_fixture"]  # the tray app on the qasync loop

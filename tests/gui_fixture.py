@@ -62,7 +62,7 @@ def running_app(loop: asyncio.AbstractEventLoop, tmp_path: Path, clock: Any = No
 @pytest.fixture
 def desktop(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """(the running TrayApp, the fake notification server on its session bus)."""
-    from tests.fake_dbus import FakeNotifications, private_bus, serve
+    from tests.fakes.dbus import FakeNotifications, private_bus, serve
 
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
     with private_bus() as address:

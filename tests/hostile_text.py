@@ -1,6 +1,6 @@
 """Hostile text a requester might send, each with what the owner must see: every character there and nothing
 interpreted. `seen` is written out by hand (not computed by the code under test). Driven through every surface by
-tests/test_visible_*.py."""
+tests/*/test_visible_*.py."""
 
 import unicodedata
 from dataclasses import dataclass

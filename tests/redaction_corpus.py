@@ -133,7 +133,7 @@ BENIGN: list[str] = [
     "git commit -m 'rotate the api key'", "pytest -k token",
     "./deploy.sh --env prod --dry-run", "gh auth status", "ls -la ~/.aws",
     # test and build output
-    "\x1b[32m✓\x1b[0m src/auth/token.test.ts (12 tests) 43ms", "PASSED tests/test_secrets.py::test_redacts",
+    "\x1b[32m✓\x1b[0m src/auth/token.test.ts (12 tests) 43ms", "PASSED tests/integration/test_secrets.py::test_redacts",
     "Compiling ring v0.17.8", "warning: unused variable `secret`", "  × fails on purpose 5ms",
     "Downloading layer 4f4fb700ef54 100% [====================]", "[00001234] build compiling crate_12 v0.3.0",
 ]

@@ -1,5 +1,5 @@
 """The held-back part of the redaction corpus (issue 19): written before the redaction was changed, and not looked at
-while it was tuned. tests/test_console_redaction.py measures it separately; fix the code, never these lines, when
+while it was tuned. tests/unit/test_console_redaction.py measures it separately; fix the code, never these lines, when
 it fails. HELD_POSITIVES: (category, line, secret, words that must stay); HELD_BENIGN: (category, line)."""
 
 HELD_POSITIVES: list[tuple[str, str, str, tuple[str, ...]]] = [

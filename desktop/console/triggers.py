@@ -8,8 +8,8 @@ credential-looking lines are common, what its value must start with (`TOKEN=$TOK
 knew where a line's own words begin would scan three times slower). Triggers see bytes, where Python's patterns see
 characters, so each class is widened to hold what a character class of Python's could match: `\\s` holds every byte
 >= 0x80 (any other character's UTF-8), a case-blind word also matches the four letters Python folds onto ASCII
-(İ ı ſ K), and an excluded class (`[^\\s"']`) never excludes those bytes. tests/test_console_fast.py checks that no
-pattern matches a line its trigger missed, on the corpus and on variants of it."""
+(İ ı ſ K), and an excluded class (`[^\\s"']`) never excludes those bytes. tests/integration/test_console_fast.py checks
+that no pattern matches a line its trigger missed, on the corpus and on variants of it."""
 
 from collections.abc import Iterator
 

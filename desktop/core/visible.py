@@ -3,7 +3,7 @@ title, a name, a chat message) as every surface shows it. Nothing in it is inter
 their pictures (ESC `␛`, CR `␍`, BEL `␇`, DEL `␡`, the rest of C0 from the Control Pictures block), and C1 controls,
 bidi overrides, isolates and marks, zero-width and other invisible format characters, line and paragraph separators
 and lone surrogates become `⟨U+202E⟩`. Tab and newline stay. The room's app.js has the same function (`visible`);
-tests/test_visible_text.py checks the two agree.
+tests/integration/test_visible_text.py checks the two agree.
 
 Then each surface's own escaping, after `visible`: `markup` for a notification body (the markup of the freedesktop
 Notifications spec), `menu_label` for a Qt menu (its `&` mnemonics, and dbusmenu's `_` ones when the tray is exported
