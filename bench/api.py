@@ -31,8 +31,13 @@ def daemon(source: Path, home: Path, env: dict[str, str]) -> Iterator[httpx.Clie
     """A `cox daemon` run from `source`, as a client speaking as its owner."""
     home.mkdir(parents=True)
     with open(home / "daemon.out", "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "desktop.cli", "--home", str(home), "daemon", "--port", "0"],
-                                cwd=source, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **env})
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "desktop.cli", "--home", str(home), "daemon", "--port", "0"],
+            cwd=source,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **env},
+        )
         try:
             deadline = time.monotonic() + 60
             while not (home / "daemon.json").exists():
@@ -50,10 +55,14 @@ def daemon(source: Path, home: Path, env: dict[str, str]) -> Iterator[httpx.Clie
 
 def prepare(client: httpx.Client, folder: Path) -> None:
     folder.mkdir()
-    for answer in (client.post("/api/agents/pause", json={}),
-                   client.post("/api/secrets", json={"name": "anthropic_api_key", "value": "sk-bench"}),
-                   *(client.post("/api/agents", json={"name": runtime, "runtime": runtime, "folder": str(folder)})
-                     for runtime in ("claude", "codex", "gemini"))):
+    for answer in (
+        client.post("/api/agents/pause", json={}),
+        client.post("/api/secrets", json={"name": "anthropic_api_key", "value": "sk-bench"}),
+        *(
+            client.post("/api/agents", json={"name": runtime, "runtime": runtime, "folder": str(folder)})
+            for runtime in ("claude", "codex", "gemini")
+        ),
+    ):
         answer.raise_for_status()
     for n in range(REQUESTS):
         client.post("/api/requests", json={"agent": "shell", "prompt": f"echo {n}"}).raise_for_status()
@@ -80,12 +89,15 @@ def main() -> None:
     args = parser.parse_args()
     runs = [("baseline", args.baseline)] if args.baseline else []
     with private_secret_service() as env, tempfile.TemporaryDirectory() as folder:
-        results = {name: measure(source.resolve(), Path(folder) / name, env)
-                   for name, source in [*runs, ("this tree", ROOT)]}
+        results = {
+            name: measure(source.resolve(), Path(folder) / name, env) for name, source in [*runs, ("this tree", ROOT)]
+        }
     for name, paths in results.items():
         for path, took in paths.items():
-            print(f"{name:10} {path:26} {CALLS} calls: {sum(took):7.0f} ms in all, median {pct(took, 50):6.2f} ms, "
-                  f"p95 {pct(took, 95):6.2f} ms")
+            print(
+                f"{name:10} {path:26} {CALLS} calls: {sum(took):7.0f} ms in all, median {pct(took, 50):6.2f} ms, "
+                f"p95 {pct(took, 95):6.2f} ms"
+            )
 
 
 if __name__ == "__main__":

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from bench.gui import start_times
 
-_spec = importlib.util.spec_from_file_location("coxswain_packaging",
-                                               Path(__file__).resolve().parent.parent / "packaging" / "build.py")
+_spec = importlib.util.spec_from_file_location(
+    "coxswain_packaging", Path(__file__).resolve().parent.parent / "packaging" / "build.py"
+)
 assert _spec is not None and _spec.loader is not None
 packaging = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(packaging)
@@ -38,8 +39,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         source = [sys.executable, "-m", "desktop.gui.app", "--port", "0", "--home"]
         frozen = [str(bundle / "coxswain"), "--port", "0", "--home"]
-        start_times({"from source": lambda i: [*source, f"{tmp}/source{i}"],
-                     "frozen": lambda i: [*frozen, f"{tmp}/frozen{i}"]}, env)
+        start_times(
+            {"from source": lambda i: [*source, f"{tmp}/source{i}"], "frozen": lambda i: [*frozen, f"{tmp}/frozen{i}"]},
+            env,
+        )
     print("targets: bundle under 150 MB, frozen start within 20% of source")
     return 0
 

@@ -71,7 +71,7 @@ def stage_rates(path: Path) -> dict[str, float]:
         work()
         return size / (time.process_time() - started)
 
-    batches = ["\n".join(lines[i:i + BATCH]) for i in range(0, len(lines), BATCH)]
+    batches = ["\n".join(lines[i : i + BATCH]) for i in range(0, len(lines), BATCH)]
     split = [batch.split("\n") for batch in batches]
     plain = [ansi.clean(batch, lines) for batch, lines in zip(batches, split, strict=True)]
     redactor, tests = Redactor(), TestRuns()
@@ -87,8 +87,9 @@ def stage_rates(path: Path) -> dict[str, float]:
     return {
         "decode": decode,
         "split into lines": timed(lambda: [batch.split("\n") for batch in batches]),
-        "ansi (clean, colours off)": timed(lambda: [ansi.clean(batch, lines[:])
-                                                    for batch, lines in zip(batches, split, strict=True)]),
+        "ansi (clean, colours off)": timed(
+            lambda: [ansi.clean(batch, lines[:]) for batch, lines in zip(batches, split, strict=True)]
+        ),
         "redact": timed(redact),
         "test counts (testruns.py)": timed(count_tests),
     }
@@ -100,10 +101,11 @@ def detect_secrets_rate(path: Path, megabytes: int = 2) -> tuple[float, int] | N
     sample = path.with_name("sample.log")
     with open(path, "rb") as f:
         head = f.read(megabytes * 1_000_000)
-    sample.write_bytes(head[:head.rfind(b"\n") + 1])  # whole lines: it skips a file that is not valid UTF-8
+    sample.write_bytes(head[: head.rfind(b"\n") + 1])  # whole lines: it skips a file that is not valid UTF-8
     used = children_cpu()
-    done = subprocess.run([sys.executable, "-m", "detect_secrets", "scan", sample.name], capture_output=True,
-                          cwd=sample.parent)
+    done = subprocess.run(
+        [sys.executable, "-m", "detect_secrets", "scan", sample.name], capture_output=True, cwd=sample.parent
+    )
     if done.returncode != 0:
         return None
     findings = sum(len(found) for found in json.loads(done.stdout)["results"].values())
@@ -124,8 +126,13 @@ def check(reads: list[list[Line]], planted: Planted) -> tuple[int, int, int, int
 
     leaked = sum(1 for raw, parts in planted.secrets.items() if any(part in shown(raw) for part in parts))
     benign = set(planted.benign)
-    touched = [raw for line in by_raw.values() if MARK in line.text
-               for raw in range(line.raw_line, line.raw_line + line.count) if raw not in planted.secrets]
+    touched = [
+        raw
+        for line in by_raw.values()
+        if MARK in line.text
+        for raw in range(line.raw_line, line.raw_line + line.count)
+        if raw not in planted.secrets
+    ]
     looking = sum(1 for raw in touched if raw in benign)
     return len(by_raw), leaked, looking, len(touched) - looking
 
@@ -144,18 +151,25 @@ def main() -> int:
         walls: list[float] = []
         for _ in range(args.runs):  # a consumer that shows the lines and keeps none (as a console's rows do)
             stream, shown_lines = ConsoleStream(), [0]
-            cpu, wall = rate(path, lambda chunk: shown_lines.append(len(stream.feed(chunk))),  # noqa: B023
-                             lambda: stream.finish())  # noqa: B023
+            cpu, wall = rate(
+                path,
+                lambda chunk: shown_lines.append(len(stream.feed(chunk))),  # noqa: B023
+                lambda: stream.finish(),  # noqa: B023
+            )
             cpus.append(cpu)
             walls.append(wall)
         stream, reads = ConsoleStream(), []  # once more, keeping every line, to check them
         rate(path, lambda chunk: reads.append(stream.feed(chunk)), lambda: reads.append(stream.finish()))
         full = statistics.median(cpus)
         shown, leaked, looking, other = check(reads, planted)
-        print(f"console pipeline over a generated {size:.1f} MB log: {shown:,} console lines, "
-              f"{len(planted.benign):,} credential-looking benign lines, {len(planted.secrets)} lines with a secret")
-        print(f"  lines with a secret still showing it: {leaked} of {len(planted.secrets)}; lines changed that hold "
-              f"no secret: {looking} of the {len(planted.benign):,} credential-looking ones, {other} others")
+        print(
+            f"console pipeline over a generated {size:.1f} MB log: {shown:,} console lines, "
+            f"{len(planted.benign):,} credential-looking benign lines, {len(planted.secrets)} lines with a secret"
+        )
+        print(
+            f"  lines with a secret still showing it: {leaked} of {len(planted.secrets)}; lines changed that hold "
+            f"no secret: {looking} of the {len(planted.benign):,} credential-looking ones, {other} others"
+        )
         print("  MB per CPU second on one core (what other work on the machine moves least):")
         print(f"  {'cat (reading the file)':<28} {cat:9.1f} MB/s")
         for name, value in stage_rates(path).items():
@@ -168,8 +182,10 @@ def main() -> int:
             print(f"  {'detect-secrets scan':<28}       n/a    (pip install detect-secrets)")
         else:
             print(f"  {'detect-secrets scan':<28} {scanned[0]:9.2f} MB/s   first 2 MB only; {scanned[1]} findings")
-        print(f"  pipeline / cat: {full / cat:.4f}" + (f"   pipeline / detect-secrets: {full / scanned[0]:.0f}×"
-                                                       if scanned else ""))
+        print(
+            f"  pipeline / cat: {full / cat:.4f}"
+            + (f"   pipeline / detect-secrets: {full / scanned[0]:.0f}×" if scanned else "")
+        )
         return 1 if leaked else 0
 
 

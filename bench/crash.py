@@ -29,14 +29,16 @@ class Acknowledged:
     cancelled: set[str] = field(default_factory=set)
 
 
-async def _workload(daemon: DaemonProcess, person: str, log: Path, seen: Acknowledged, rng: random.Random,
-                    kill_after: float) -> None:
+async def _workload(
+    daemon: DaemonProcess, person: str, log: Path, seen: Acknowledged, rng: random.Random, kill_after: float
+) -> None:
     assert daemon.proc is not None
     loop = asyncio.get_running_loop()
     loop.call_later(kill_after, daemon.proc.send_signal, signal.SIGKILL)
     owner = {"Authorization": f"Bearer {daemon.token}"}
     theirs = {"Authorization": f"Bearer {person}"}
     async with httpx.AsyncClient(base_url=daemon.url, timeout=5) as client:
+
         async def worker() -> None:
             while True:
                 marker = uuid.uuid4().hex
@@ -44,8 +46,11 @@ async def _workload(daemon: DaemonProcess, person: str, log: Path, seen: Acknowl
                 try:
                     if roll < 0.45 or not seen.created:
                         agent = rng.choice(["a1", "a2"])
-                        answer = await client.post("/api/requests", headers=rng.choice([owner, theirs]), json={
-                            "agent": agent, "prompt": f"echo {marker} >> {log}; sleep 0.0{rng.randint(0, 5)}"})
+                        answer = await client.post(
+                            "/api/requests",
+                            headers=rng.choice([owner, theirs]),
+                            json={"agent": agent, "prompt": f"echo {marker} >> {log}; sleep 0.0{rng.randint(0, 5)}"},
+                        )
                         if answer.status_code == 201:
                             seen.created[answer.json()["id"]] = marker
                     elif roll < 0.8:
@@ -89,8 +94,11 @@ def _check(daemon: DaemonProcess, seen: Acknowledged, log: Path) -> dict[str, in
     """Wait until the queues drain (failing only if they stop moving), then check the invariants."""
     left, last_move = None, time.monotonic()
     while True:
-        open_work = [r["id"] for state in ("approved", "running")
-                     for r in daemon.get("/api/requests", params={"state": state, "limit": 100_000}).json()]
+        open_work = [
+            r["id"]
+            for state in ("approved", "running")
+            for r in daemon.get("/api/requests", params={"state": state, "limit": 100_000}).json()
+        ]
         if not open_work:
             break
         if left is None or len(open_work) < left:
@@ -114,15 +122,24 @@ def _check(daemon: DaemonProcess, seen: Acknowledged, log: Path) -> dict[str, in
     for request_id, row in rows.items():
         if row["state"] == "done":
             assert runs[seen.created.get(request_id, "?")] == 1 or request_id not in seen.created
-    unknown = [request_id for request_id, row in rows.items() if row["state"] == "failed"
-               and "outcome unknown" in daemon.show(request_id)["timeline"][-1]["text"]]
+    unknown = [
+        request_id
+        for request_id, row in rows.items()
+        if row["state"] == "failed" and "outcome unknown" in daemon.show(request_id)["timeline"][-1]["text"]
+    ]
     never_began = [r for r in unknown if not (daemon.home / "tasks" / f"{r}.1" / "runner.json").exists()]
     assert not never_began, f"failed 'outcome unknown' although their command never began: {never_began}"
     verify = daemon.get("/api/audit/verify").json()
     assert verify["intact"], verify
     states = Counter(r["state"] for r in rows.values())
-    return {"requests": len(rows), "acknowledged": len(seen.created), "commands_run": sum(runs.values()),
-            "audit_records": verify["records"], "outcome_unknown": len(unknown), **states}
+    return {
+        "requests": len(rows),
+        "acknowledged": len(seen.created),
+        "commands_run": sum(runs.values()),
+        "audit_records": verify["records"],
+        "outcome_unknown": len(unknown),
+        **states,
+    }
 
 
 def main() -> int:

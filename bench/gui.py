@@ -26,9 +26,13 @@ import httpx
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGETS = {"start": "daemon answering within 3x the bare tray's start", "cpu": "headless daemon start under 0.4 s CPU",
-           "rss": "idle tray app with its daemon at most 90 MB", "open": "console open under 150 ms",
-           "stall": "loop stall at 5,000 lines/s at most 20 ms"}
+TARGETS = {
+    "start": "daemon answering within 3x the bare tray's start",
+    "cpu": "headless daemon start under 0.4 s CPU",
+    "rss": "idle tray app with its daemon at most 90 MB",
+    "open": "console open under 150 ms",
+    "stall": "loop stall at 5,000 lines/s at most 20 ms",
+}
 BARE_TRAY = """
 import sys
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
@@ -43,29 +47,48 @@ Program = Callable[[Path], subprocess.Popen[str]]
 
 
 def environment() -> dict[str, str]:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
-           "QT_LOGGING_RULES": "qt.qpa.*=false;qt.core.qobject.connect=false",
-           "PYTHONPYCACHEPREFIX": str(ROOT / ".cache" / "bench-pyc")}
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+        "QT_LOGGING_RULES": "qt.qpa.*=false;qt.core.qobject.connect=false",
+        "PYTHONPYCACHEPREFIX": str(ROOT / ".cache" / "bench-pyc"),
+    }
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
 def bare_tray(home: Path) -> subprocess.Popen[str]:
     icon = ROOT / "resources" / "tray-idle.svg"
-    return subprocess.Popen([sys.executable, "-c", BARE_TRAY, str(icon)], env=environment(), stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", BARE_TRAY, str(icon)],
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
 
 
 def tray_app(tree: Path) -> Program:
-    return lambda home: subprocess.Popen([sys.executable, "-m", "desktop.gui.app", "--port", "0", "--home", str(home)],
-                                         cwd=tree, env=environment(), stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, text=True)
+    return lambda home: subprocess.Popen(
+        [sys.executable, "-m", "desktop.gui.app", "--port", "0", "--home", str(home)],
+        cwd=tree,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
 
 
 def headless(tree: Path) -> Program:
-    return lambda home: subprocess.Popen([sys.executable, "-m", "desktop.cli", "--home", str(home), "daemon", "--port",
-                                          "0"], cwd=tree, env=environment(), stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL, text=True)
+    return lambda home: subprocess.Popen(
+        [sys.executable, "-m", "desktop.cli", "--home", str(home), "daemon", "--port", "0"],
+        cwd=tree,
+        env=environment(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
 
 
 def ready(process: subprocess.Popen[str], home: Path | None) -> float:
@@ -107,8 +130,10 @@ def start_times(programs: dict[str, Program], tmp: Path, rounds: int = 5) -> dic
             stop(process)
             if i:
                 seen[name].append((took, cpu))
-    return {name: (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
-            for name, values in seen.items()}
+    return {
+        name: (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
+        for name, values in seen.items()
+    }
 
 
 def idle(programs: dict[str, Program], tmp: Path) -> dict[str, tuple[float, float]]:
@@ -130,8 +155,9 @@ def in_app(tree: Path) -> dict[str, float]:
     """The console figures of the tray app from `tree`, measured in a process of its own (bench/gui_console.py)."""
     script = ROOT / "bench" / "gui_console.py"
     runner = f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')"
-    out = subprocess.run([sys.executable, "-c", runner], cwd=tree, env=environment(), capture_output=True, text=True,
-                         timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", runner], cwd=tree, env=environment(), capture_output=True, text=True, timeout=600
+    )
     if out.returncode:
         raise RuntimeError(f"the console figures of {tree} failed:\n{out.stderr[-3000:]}")
     figures: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
@@ -141,8 +167,10 @@ def in_app(tree: Path) -> dict[str, float]:
 def row(label: str, values: dict[str, float], unit: str, scale: float = 1.0, against: float | None = None) -> None:
     """One figure per tree; with two trees, this tree's over the baseline's; with `against`, each over it."""
     digits = 2 if unit == "s" else 1
-    shown = "   ".join(f"{name} {v * scale:7.{digits}f} {unit}" + (f" ({v / against:.1f}x)" if against else "")
-                       for name, v in values.items())
+    shown = "   ".join(
+        f"{name} {v * scale:7.{digits}f} {unit}" + (f" ({v / against:.1f}x)" if against else "")
+        for name, v in values.items()
+    )
     ratio = ""
     if len(values) == 2:
         base, this = values.values()
@@ -173,11 +201,14 @@ def main() -> int:
         row("tray app CPU", {n: rest[n][1] / 30 * 100 for n in trees}, "%")
         print("4. open the console on a task, median of 5; 5. loop lateness of a 10 ms ticker over 10 s")
         consoles = {name: in_app(tree) for name, tree in trees.items()}
-        for key, label, unit in (("open_small", "open, 10-line log", "ms"), ("open_big", "open, 5 MB log", "ms"),
-                                 ("idle_max", "stall, nothing running: max", "ms"),
-                                 ("flood_max", "stall, 5,000 lines/s: max", "ms"),
-                                 ("flood_p99", "stall, 5,000 lines/s: p99", "ms"),
-                                 ("flood_lines", "lines shown in those 10 s", "")):
+        for key, label, unit in (
+            ("open_small", "open, 10-line log", "ms"),
+            ("open_big", "open, 5 MB log", "ms"),
+            ("idle_max", "stall, nothing running: max", "ms"),
+            ("flood_max", "stall, 5,000 lines/s: max", "ms"),
+            ("flood_p99", "stall, 5,000 lines/s: p99", "ms"),
+            ("flood_lines", "lines shown in those 10 s", ""),
+        ):
             row(label, {n: consoles[n][key] for n in trees}, unit)
     print("targets: " + "; ".join(TARGETS.values()))
     return 0

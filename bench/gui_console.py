@@ -17,8 +17,10 @@ import httpx
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-FLOOD = "i=0; while [ $i -lt 50 ]; do seq $((i*1000)) $((i*1000+999)) | sed 's/^/\\x1b[32mok\\x1b[0m line /'; " \
-        "i=$((i+1)); sleep 0.2; done"  # 5,000 lines a second for 10 s
+FLOOD = (
+    "i=0; while [ $i -lt 50 ]; do seq $((i*1000)) $((i*1000+999)) | sed 's/^/\\x1b[32mok\\x1b[0m line /'; "
+    "i=$((i+1)); sleep 0.2; done"
+)  # 5,000 lines a second for 10 s
 FIVE_MB = "[print(str(i).zfill(6), 'log line ' * 8) for i in range(65000)]"
 
 
@@ -53,16 +55,21 @@ async def measure(home: Path) -> dict[str, float]:
     await app.start()
     token = (home / "owner.token").read_text().strip()
     figures: dict[str, float] = {}
-    async with httpx.AsyncClient(base_url=app.daemon.url, headers={"Authorization": f"Bearer {token}"},
-                                 timeout=60) as api:
+    async with httpx.AsyncClient(
+        base_url=app.daemon.url, headers={"Authorization": f"Bearer {token}"}, timeout=60
+    ) as api:
         try:
             quiet = await lateness(10)
             flood = await task(api, FLOOD, wait=False)
             console = await app.open_console(("task", flood))
             shown = console.view.lines_shown
             busy = await lateness(10)
-            figures.update(idle_max=max(quiet), flood_max=max(busy), flood_p99=p99(busy),
-                           flood_lines=console.view.lines_shown - shown)
+            figures.update(
+                idle_max=max(quiet),
+                flood_max=max(busy),
+                flood_p99=p99(busy),
+                flood_lines=console.view.lines_shown - shown,
+            )
             console.close()
             while (await api.get(f"/api/tasks/{flood}")).json()["state"] != "ended":
                 await asyncio.sleep(0.05)

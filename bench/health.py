@@ -99,17 +99,23 @@ def main() -> int:
         finally:
             daemon.stop()
         log = (daemon.home / "logs" / "daemon.log").read_text(errors="replace")
-    print(f"owner's /api/health while a local process holds {args.connections:,} half-sent requests "
-          f"({args.calls} calls each way)")
+    print(
+        f"owner's /api/health while a local process holds {args.connections:,} half-sent requests "
+        f"({args.calls} calls each way)"
+    )
     print(f"  {'':<46}{'at rest':>20}{'attacked':>20}{'ratio':>16}")
     print(f"  {'':<46}{'p50':>10}{'p99':>10}{'p50':>10}{'p99':>10}{'p50':>8}{'p99':>8}  failed calls")
     for reopen, attack in ((False, "held"), (True, "reopened as closed")):
         for fresh, name in ((False, "kept-alive connection"), (True, "new connection per call")):
             (a, _), (b, failed) = rest[fresh], attacked[reopen][fresh]
-            print(f"  {attack + ', ' + name:<46}{pct(a, 50):>7.2f} ms{pct(a, 99):>7.2f} ms{pct(b, 50):>7.2f} ms"
-                  f"{pct(b, 99):>7.2f} ms{pct(b, 50) / pct(a, 50):>7.1f}×{pct(b, 99) / pct(a, 99):>7.1f}×  {failed}")
-        print(f"  {attack}: the attacker opened {attackers[reopen].opened:,} connections; the daemon closed "
-              f"{attackers[reopen].closed_by_daemon:,}")
+            print(
+                f"  {attack + ', ' + name:<46}{pct(a, 50):>7.2f} ms{pct(a, 99):>7.2f} ms{pct(b, 50):>7.2f} ms"
+                f"{pct(b, 99):>7.2f} ms{pct(b, 50) / pct(a, 50):>7.1f}×{pct(b, 99) / pct(a, 99):>7.1f}×  {failed}"
+            )
+        print(
+            f"  {attack}: the attacker opened {attackers[reopen].opened:,} connections; the daemon closed "
+            f"{attackers[reopen].closed_by_daemon:,}"
+        )
     print(f"  tracebacks in the daemon's log: {log.count('Traceback')}")
     return 0
 

@@ -16,11 +16,13 @@ import psutil
 from bench.ledger import pct
 from tests.daemon_process import DaemonProcess
 
-HOSTILE = ["head -c 100000000 /dev/zero | tr '\\0' 'x'",
-           "yes 'the same line' | head -n 1000000",
-           "head -c 20000000 /dev/urandom",
-           "printf 'start \\033]0;never ends'; head -c 5000000 /dev/zero | tr '\\0' 'y'",
-           "i=0; while [ $i -lt 200000 ]; do printf '\\rprogress %d' $i; i=$((i+1)); done"]
+HOSTILE = [
+    "head -c 100000000 /dev/zero | tr '\\0' 'x'",
+    "yes 'the same line' | head -n 1000000",
+    "head -c 20000000 /dev/urandom",
+    "printf 'start \\033]0;never ends'; head -c 5000000 /dev/zero | tr '\\0' 'y'",
+    "i=0; while [ $i -lt 200000 ]; do printf '\\rprogress %d' $i; i=$((i+1)); done",
+]
 
 
 def sample(daemon: DaemonProcess, process: psutil.Process, until: threading.Event) -> tuple[list[float], int]:
@@ -62,8 +64,10 @@ def main() -> int:
     print("daemon under hostile task output (125 MB of it, five tasks at once)")
     print(f"  {'':<22}{'health p50':>12}{'health p99':>12}{'health max':>12}{'RSS':>10}")
     for name, values, rss in (("idle (baseline)", idle, idle_rss), ("under the flood", busy, busy_rss)):
-        print(f"  {name:<22}{pct(values, 50):>9.1f} ms{pct(values, 99):>9.1f} ms{max(values):>9.1f} ms"
-              f"{rss / 1e6:>7.0f} MB")
+        print(
+            f"  {name:<22}{pct(values, 50):>9.1f} ms{pct(values, 99):>9.1f} ms{max(values):>9.1f} ms"
+            f"{rss / 1e6:>7.0f} MB"
+        )
     print(f"  all five followed to their end in {followed:.1f} s")
     return 0
 

@@ -51,8 +51,11 @@ def api_create_ms(daemon: DaemonProcess, token: str, n: int) -> list[float]:
 
 
 async def concurrent_creates(daemon: DaemonProcess, token: str, n: int, concurrency: int) -> float:
-    async with httpx.AsyncClient(base_url=daemon.url, headers={"Authorization": f"Bearer {token}"},
-                                 limits=httpx.Limits(max_connections=concurrency)) as client:
+    async with httpx.AsyncClient(
+        base_url=daemon.url,
+        headers={"Authorization": f"Bearer {token}"},
+        limits=httpx.Limits(max_connections=concurrency),
+    ) as client:
         gate = asyncio.Semaphore(concurrency)
 
         async def one(i: int) -> None:
@@ -68,11 +71,14 @@ async def concurrent_creates(daemon: DaemonProcess, token: str, n: int, concurre
 def run_to_done(daemon: DaemonProcess, agents: list[str], n: int) -> float:
     started = time.perf_counter()
     ids = [daemon.request("true", agent=agents[i % len(agents)])["id"] for i in range(n)]
-    last = ids[-len(agents):]
+    last = ids[-len(agents) :]
     for request_id in last:
         daemon.wait_state(request_id, "done", timeout=300)
-    assert all(r["state"] == "done" for r in daemon.get("/api/requests", params={"limit": 100_000}).json()
-               if r["id"] in set(ids))
+    assert all(
+        r["state"] == "done"
+        for r in daemon.get("/api/requests", params={"limit": 100_000}).json()
+        if r["id"] in set(ids)
+    )
     return n / (time.perf_counter() - started)
 
 
@@ -126,15 +132,17 @@ def main() -> int:
             daemon.stop()
             daemon.kill_runners()
     print("ledger benchmark (real daemon process, SQLite WAL synchronous=FULL)")
-    print(f"  create latency over the API   p50 {pct(api, 50):6.2f} ms  p99 {pct(api, 99):6.2f} ms   "
-          "(target p99 < 20 ms)")
+    print(
+        f"  create latency over the API   p50 {pct(api, 50):6.2f} ms  p99 {pct(api, 99):6.2f} ms   (target p99 < 20 ms)"
+    )
     print(f"  baseline: in-process create   p50 {pct(local, 50):6.2f} ms  p99 {pct(local, 99):6.2f} ms")
     print(f"  creates, 16 concurrent        {rate:7.0f} /s                     (target >= 300 /s)")
     print(f"  create+run+done `true`, 1 agent   {one_agent:6.1f} /s")
     print(f"  create+run+done `true`, 4 agents  {four_agents:6.1f} /s")
     print(f"  baseline: `sh -c true` directly   {direct:6.1f} /s")
-    print(f"  approve to process start      p50 {pct(start, 50):6.2f} ms  p99 {pct(start, 99):6.2f} ms   "
-          f"(target < 50 ms)")
+    print(
+        f"  approve to process start      p50 {pct(start, 50):6.2f} ms  p99 {pct(start, 99):6.2f} ms   (target < 50 ms)"
+    )
     print(f"  baseline: start directly      p50 {pct(direct_start, 50):6.2f} ms  p99 {pct(direct_start, 99):6.2f} ms")
     print(f"  mean API create {statistics.mean(api):.2f} ms over {len(api)} requests")
     return 0

@@ -47,18 +47,52 @@ def through_daemon(daemon: DaemonProcess, model: FakeModelServer, agent: str) ->
     return first_call_after(model, started) - started, final - exited
 
 
-def alone(model: FakeModelServer, daemon: DaemonProcess, runtime: str, options: dict[str, str], env: dict[str, str],
-          folder: Path) -> float:
+def alone(
+    model: FakeModelServer,
+    daemon: DaemonProcess,
+    runtime: str,
+    options: dict[str, str],
+    env: dict[str, str],
+    folder: Path,
+) -> float:
     agent = AgentRow("bench", runtime, str(folder), dict(options), 0.0)
-    request = RequestRow("R20260101-01", "owner", "bench", "owner", PROMPT, "running", 0, 0, None, None, None, None,
-                         None, None, [], None, None, None, None, False)
+    request = RequestRow(
+        "R20260101-01",
+        "owner",
+        "bench",
+        "owner",
+        PROMPT,
+        "running",
+        0,
+        0,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        [],
+        None,
+        None,
+        None,
+        None,
+        False,
+    )
     task_dir = Path(tempfile.mkdtemp(dir=folder))
     (task_dir / "session.token").write_text(daemon.token)  # the same MCP relay and server answer; no tool is called
     tools = SessionTools(sys.executable, [*BRIDGE, str(daemon.home / "daemon.json"), str(task_dir / "session.token")])
     launch = builtin_runtimes()[runtime].launch(request, agent, [], task_dir, env, tools)
     started = time.time()
-    subprocess.run(launch.argv, cwd=folder, env={**env, **launch.env}, stdin=subprocess.DEVNULL,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120, check=True)
+    subprocess.run(
+        launch.argv,
+        cwd=folder,
+        env={**env, **launch.env},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=120,
+        check=True,
+    )
     return first_call_after(model, started) - started
 
 
@@ -82,8 +116,9 @@ def main() -> int:
         try:
             for runtime in args.runtimes:
                 options = RUNTIMES[runtime]
-                daemon.post("/api/agents", {"name": runtime, "runtime": runtime, "folder": str(folder / "work"),
-                                            **options})
+                daemon.post(
+                    "/api/agents", {"name": runtime, "runtime": runtime, "folder": str(folder / "work"), **options}
+                )
                 through = [through_daemon(daemon, model, runtime) for _ in range(args.rounds)]
                 direct = [alone(model, daemon, runtime, options, env, folder / "work") for _ in range(args.rounds)]
                 start_d = statistics.median(t[0] for t in through) * 1000
@@ -95,8 +130,10 @@ def main() -> int:
             daemon.kill_runners()
             model.shutdown()
     print(f"per-turn daemon overhead with the real agent CLIs (medians of {args.rounds}; target < 100 ms)")
-    print(f"  {'runtime':<8} {'start->1st call via daemon':>27} {'CLI alone':>10} {'exit->final state':>18} "
-          f"{'overhead':>9}")
+    print(
+        f"  {'runtime':<8} {'start->1st call via daemon':>27} {'CLI alone':>10} {'exit->final state':>18} "
+        f"{'overhead':>9}"
+    )
     for runtime, start_d, start_a, end_d, overhead in rows:
         print(f"  {runtime:<8} {start_d:>24.0f} ms {start_a:>7.0f} ms {end_d:>15.0f} ms {overhead:>6.0f} ms")
     return 0

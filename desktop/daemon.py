@@ -65,8 +65,9 @@ TASK_CHECK_SECONDS = 10.0
 
 
 class Daemon:
-    def __init__(self, home: Home, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-                 clock: Clock | None = None) -> None:
+    def __init__(
+        self, home: Home, host: str = "127.0.0.1", port: int = DEFAULT_PORT, clock: Clock | None = None
+    ) -> None:
         self.home, self.host, self.port = home, host, port
         self.clock = clock or SystemClock()
         self.runtimes: dict[str, Runtime] = builtin_runtimes()
@@ -88,8 +89,12 @@ class Daemon:
         self.ledger = Ledger(self.store, wall)
         self.principals = Principals(self.store, self.ledger, wall)
         self.principals.set_owner_token(owner_token(self.home.owner_token))
-        self.agents = Agents(self.store, {name: r.permission_modes for name, r in self.runtimes.items()}, wall,
-                             {name: r.efforts for name, r in self.runtimes.items()})
+        self.agents = Agents(
+            self.store,
+            {name: r.permission_modes for name, r in self.runtimes.items()},
+            wall,
+            {name: r.efforts for name, r in self.runtimes.items()},
+        )
         self._add_builtin_agent()
         self.ledger.listeners.append(self._on_change)
         self.chat = Chat(self.store, self.ledger, wall)
@@ -99,12 +104,20 @@ class Daemon:
         self.ledger.expire_overdue()
         self.secrets = Secrets()
         supervisor = Supervisor()
-        self.runs = RequestRuns(self.store, self.ledger, supervisor, self.runtimes, self.home.tasks, wall,
-                                on_finished=lambda: self.dispatcher.kick(), session_tools=self._session_tools,
-                                on_event=self._on_runtime_event,
-                                environment=lambda: {**os.environ, **self.secrets.environment()},
-                                tools_ready=self._tools_ready,
-                                stop_tasks=lambda request_id: self.tasks.stop_all_of(request_id, CANCELLED))
+        self.runs = RequestRuns(
+            self.store,
+            self.ledger,
+            supervisor,
+            self.runtimes,
+            self.home.tasks,
+            wall,
+            on_finished=lambda: self.dispatcher.kick(),
+            session_tools=self._session_tools,
+            on_event=self._on_runtime_event,
+            environment=lambda: {**os.environ, **self.secrets.environment()},
+            tools_ready=self._tools_ready,
+            stop_tasks=lambda request_id: self.tasks.stop_all_of(request_id, CANCELLED),
+        )
         self.readiness = Readiness(self.runs.agent_statuses, self.clock.mono)
         self.dispatcher = Dispatcher(self.store, self.ledger, self.runs.launch)
         down_since = self._last_heartbeat()
@@ -115,22 +128,34 @@ class Daemon:
         self.watching = Watching(self.store, self.ledger, self.continuations)
         self.ledger.listeners.append(self.watching.on_request)
         self.continuations.drop_stale()  # before the tasks that ended while it was down are found: those wake
-        self.tasks = BackgroundTasks(self.store, self.ledger, supervisor, self.home.tasks, self.events, wall,
-                                     self.clock.mono, environment=self.runs.agent_env,
-                                     on_change=self._task_changed)
+        self.tasks = BackgroundTasks(
+            self.store,
+            self.ledger,
+            supervisor,
+            self.home.tasks,
+            self.events,
+            wall,
+            self.clock.mono,
+            environment=self.runs.agent_env,
+            on_change=self._task_changed,
+        )
         self.tasks.reattach()
         await self.runs.reattach("the daemon restarted")
-        self.sessions = Sessions(self.store, self.ledger, self.events, self.agents, self._runtime_missing, wall,
-                                 self.clock.mono)
+        self.sessions = Sessions(
+            self.store, self.ledger, self.events, self.agents, self._runtime_missing, wall, self.clock.mono
+        )
 
         self.scheduler = AsyncIOScheduler(event_loop=asyncio.get_running_loop(), timezone=UTC)
         self._gaps = GapDetector(self.clock)
-        self.scheduler.add_job(self.check_clock, "interval", seconds=GAP_CHECK_SECONDS, id="tick", coalesce=True,
-                               misfire_grace_time=None)
-        self.scheduler.add_job(self.check_turns, "interval", seconds=TASK_CHECK_SECONDS, id="turns", coalesce=True,
-                               misfire_grace_time=None)
-        self.scheduler.add_job(self.tasks.tick, "interval", seconds=TASK_CHECK_SECONDS, id="tasks", coalesce=True,
-                               misfire_grace_time=None)
+        self.scheduler.add_job(
+            self.check_clock, "interval", seconds=GAP_CHECK_SECONDS, id="tick", coalesce=True, misfire_grace_time=None
+        )
+        self.scheduler.add_job(
+            self.check_turns, "interval", seconds=TASK_CHECK_SECONDS, id="turns", coalesce=True, misfire_grace_time=None
+        )
+        self.scheduler.add_job(
+            self.tasks.tick, "interval", seconds=TASK_CHECK_SECONDS, id="tasks", coalesce=True, misfire_grace_time=None
+        )
         for request in requests_sql.in_states(self.store.conn, (State.PENDING,)):
             self._schedule_expiry(request)
         self.scheduler.start()
@@ -145,16 +170,34 @@ class Daemon:
     async def _serve(self) -> None:
         wall = self.clock.wall
         audit = AuditLog(self.store, wall)
-        owner_settings = OwnerSettings(self.store, self.events, audit, wall, check=self._check_setting,
-                                       changed=self._setting_changed, keep_secret=self.secrets.set,
-                                       secret_kept=self.readiness.forget)
-        services = Services(self.ledger, self.principals, self.agents, self.events, self.runs.output_path,
-                            lambda row: session_views.card(self.store.conn, row), self.readiness, self.secrets,
-                            owner_settings, audit, self.tasks, kick=lambda: self.dispatcher.kick(),
-                            web=WebSessions(self.store, self.principals, wall, self.clock.mono),
-                            room_status=lambda: self.room.status(),
-                            chat=ChatSetup(self.chat, self.store, self.secrets, self.chat_problems, wall),
-                            sessions=self.sessions)
+        owner_settings = OwnerSettings(
+            self.store,
+            self.events,
+            audit,
+            wall,
+            check=self._check_setting,
+            changed=self._setting_changed,
+            keep_secret=self.secrets.set,
+            secret_kept=self.readiness.forget,
+        )
+        services = Services(
+            self.ledger,
+            self.principals,
+            self.agents,
+            self.events,
+            self.runs.output_path,
+            lambda row: session_views.card(self.store.conn, row),
+            self.readiness,
+            self.secrets,
+            owner_settings,
+            audit,
+            self.tasks,
+            kick=lambda: self.dispatcher.kick(),
+            web=WebSessions(self.store, self.principals, wall, self.clock.mono),
+            room_status=lambda: self.room.status(),
+            chat=ChatSetup(self.chat, self.store, self.secrets, self.chat_problems, wall),
+            sessions=self.sessions,
+        )
         _, security, mcp = build(services)
         self._mcp = mcp
         self._mcp_built.set()
@@ -164,8 +207,10 @@ class Daemon:
         self._server, self._serving = await serve(security, sock)
         shown_host = f"[{self.host}]" if ":" in self.host else self.host
         self.url = f"http://{shown_host}:{self.port}"
-        write_atomically(str(self.home.daemon_json),
-                         json.dumps({"pid": os.getpid(), "url": self.url, "started_at": self.clock.wall()}))
+        write_atomically(
+            str(self.home.daemon_json),
+            json.dumps({"pid": os.getpid(), "url": self.url, "started_at": self.clock.wall()}),
+        )
         log.info("listening on %s", self.url)
         self.room = RoomListener(security, self.store, self.home.root, self.url)
         await self.room.apply()
@@ -205,8 +250,9 @@ class Daemon:
 
     async def _after_gap(self, since: float, until: float) -> None:
         self._awake_since = until  # a turn's longest time counts from here, not across the sleep
-        self.runs.interrupt_running(f"the machine slept or its clock jumped ({_clock_time(since)} to "
-                                    f"{_clock_time(until)})")
+        self.runs.interrupt_running(
+            f"the machine slept or its clock jumped ({_clock_time(since)} to {_clock_time(until)})"
+        )
         self.ledger.expire_overdue()
         self.scheduler.wakeup()
         self._gaps = GapDetector(self.clock)
@@ -234,8 +280,10 @@ class Daemon:
         if key == "agent_sessions" and value.strip().lower() == "yes":
             clis = [AgentRow("", name, "", {}, 0.0) for name in self.runtimes if name != "shell"]
             if "ready" not in self.readiness.of(clis):  # one read of the keyring for all of them
-                raise Conflict("agent sessions need an agent CLI that can run here (Claude Code, Codex, Gemini CLI "
-                               "or Copilot CLI, installed and signed in); none is yet")
+                raise Conflict(
+                    "agent sessions need an agent CLI that can run here (Claude Code, Codex, Gemini CLI "
+                    "or Copilot CLI, installed and signed in); none is yet"
+                )
 
     def _resumable(self, agent: str) -> bool:
         """Whether the agent's runtime continues a session (a background continuation's turn needs one)."""
@@ -270,8 +318,10 @@ class Daemon:
     async def _keep_awake_while_working(self) -> None:
         """The idle-sleep lock is held exactly while a request or a background task runs and the owner wants the
         computer kept awake."""
-        working = bool(requests_sql.in_states(self.store.conn, (State.RUNNING,))
-                       or any(t.kind in ("command", "monitor") for t in tasks_sql.running(self.store.conn)))
+        working = bool(
+            requests_sql.in_states(self.store.conn, (State.RUNNING,))
+            or any(t.kind in ("command", "monitor") for t in tasks_sql.running(self.store.conn))
+        )
         await self.sleep.keep_awake(working and settings.current(self.store.conn, "keep_awake") == 1)
 
     async def check_turns(self) -> None:
@@ -287,8 +337,10 @@ class Daemon:
             since = max(turns[-1].started_at, self._awake_since)  # asleep, a turn does not run
             if self.clock.wall() - since < longest:
                 continue
-            self.ledger.note(request.id, f"ran longer than the longest turn ({format_duration(longest)}): "
-                                         "cancelled at its next safe point")
+            self.ledger.note(
+                request.id,
+                f"ran longer than the longest turn ({format_duration(longest)}): cancelled at its next safe point",
+            )
             self.ledger.cancel(request.id, SYSTEM, trusted=True)
 
     async def check_clock(self) -> None:
@@ -332,8 +384,9 @@ class Daemon:
         await self._mcp.ready()
 
     def _on_runtime_event(self, request: RequestRow, event: Event) -> None:
-        self.events.publish(RuntimeNews(request.id, event.kind, redact(event.text[:2000]), event.value,
-                                        request.requester))
+        self.events.publish(
+            RuntimeNews(request.id, event.kind, redact(event.text[:2000]), event.value, request.requester)
+        )
 
     def _session_tools(self, request_id: str, task_dir: Path) -> SessionTools:
         """The MCP relay for one turn, with a token good for this running request only (in a file only we can read)."""
@@ -346,9 +399,14 @@ class Daemon:
 
     def _schedule_expiry(self, request: RequestRow, at: float | None = None) -> None:
         assert request.expires_at is not None
-        self.scheduler.add_job(self._expire, DateTrigger(datetime.fromtimestamp(at or request.expires_at, UTC)),
-                               args=[request.id], id=f"expire {request.id}", replace_existing=True,
-                               misfire_grace_time=None)
+        self.scheduler.add_job(
+            self._expire,
+            DateTrigger(datetime.fromtimestamp(at or request.expires_at, UTC)),
+            args=[request.id],
+            id=f"expire {request.id}",
+            replace_existing=True,
+            misfire_grace_time=None,
+        )
 
     async def _expire(self, request_id: str) -> None:
         """A coroutine, so that APScheduler runs it on the loop: a plain function it would run on a worker thread,
@@ -383,5 +441,3 @@ async def run(home: Home, host: str, port: int) -> None:
     print(f"Coxswain daemon listening on {daemon.url} (home {home.root})", flush=True)
     await stopping.wait()
     await daemon.stop()
-
-

@@ -37,7 +37,6 @@ def make_daemon(tmp_path: Path) -> Iterator["type[DaemonProcess]"]:
         process.kill_runners()
 
 
-
 @pytest.fixture
 def fake_model(tmp_path: Path) -> Iterator[FakeModelServer]:
     import threading

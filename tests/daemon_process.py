@@ -26,8 +26,12 @@ class DaemonProcess:
         (self.home / "daemon.json").unlink(missing_ok=True)
         self.home.mkdir(parents=True, exist_ok=True)
         self.log = open(self.home / "daemon.out", "ab")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen([*COX, "--home", str(self.home), "daemon", "--port", "0"],
-                                     stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+        self.proc = subprocess.Popen(
+            [*COX, "--home", str(self.home), "daemon", "--port", "0"],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with contextlib.suppress(OSError, ValueError):
@@ -35,8 +39,9 @@ class DaemonProcess:
                 if info["pid"] == self.proc.pid:
                     self.url = info["url"]
                     self.token = (self.home / "owner.token").read_text().strip()
-                    self.http = httpx.Client(base_url=self.url, timeout=30,
-                                             headers={"Authorization": f"Bearer {self.token}"})
+                    self.http = httpx.Client(
+                        base_url=self.url, timeout=30, headers={"Authorization": f"Bearer {self.token}"}
+                    )
                     return self
             if self.proc.poll() is not None:
                 raise RuntimeError(f"daemon exited with {self.proc.returncode}: {self.output()}")
@@ -67,14 +72,20 @@ class DaemonProcess:
 
     # --- HTTP helpers ---------------------------------------------------------------------------------------
 
-    def get(self, path: str, token: str | None = None, headers: dict[str, str] | None = None,
-            **kwargs: Any) -> httpx.Response:
+    def get(
+        self, path: str, token: str | None = None, headers: dict[str, str] | None = None, **kwargs: Any
+    ) -> httpx.Response:
         return self.http.get(path, headers=self._headers(token, headers), **kwargs)
 
-    def post(self, path: str, body: Any = None, token: str | None = None, headers: dict[str, str] | None = None,
-             **kwargs: Any) -> httpx.Response:
-        return self.http.post(path, json={} if body is None else body, headers=self._headers(token, headers),
-                              **kwargs)
+    def post(
+        self,
+        path: str,
+        body: Any = None,
+        token: str | None = None,
+        headers: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> httpx.Response:
+        return self.http.post(path, json={} if body is None else body, headers=self._headers(token, headers), **kwargs)
 
     def _headers(self, token: str | None, extra: dict[str, str] | None) -> dict[str, str]:
         return {**({"Authorization": f"Bearer {token}"} if token else {}), **(extra or {})}
@@ -125,8 +136,9 @@ class DaemonProcess:
         env.pop("COX_TOKEN", None)
         if token:
             env["COX_TOKEN"] = token
-        done = subprocess.run([*COX, "--home", str(self.home), *args], capture_output=True, text=True, env=env,
-                              timeout=60)
+        done = subprocess.run(
+            [*COX, "--home", str(self.home), *args], capture_output=True, text=True, env=env, timeout=60
+        )
         if check:
             assert done.returncode == 0, done.stderr
         return done
@@ -145,17 +157,23 @@ def kill_runners(home: Path) -> None:
 
 
 # Codex hides MCP tools behind its tool search for models it knows; the fake model does not search
-CLI_OPTIONS: dict[str, dict[str, str]] = {"claude": {}, "codex": {"model": "fake-model"},
-                                          "gemini": {"model": "gemini-2.5-pro"}, "copilot": {}}
+CLI_OPTIONS: dict[str, dict[str, str]] = {
+    "claude": {},
+    "codex": {"model": "fake-model"},
+    "gemini": {"model": "gemini-2.5-pro"},
+    "copilot": {},
+}
 
 
-def with_cli_agent(make_daemon: "type[DaemonProcess]", tmp_path: Path, agent_env: dict[str, str], name: str,
-                   runtime: str) -> DaemonProcess:
+def with_cli_agent(
+    make_daemon: "type[DaemonProcess]", tmp_path: Path, agent_env: dict[str, str], name: str, runtime: str
+) -> DaemonProcess:
     """A daemon driving the real agent CLIs against the fake model, with an agent `name` of `runtime` working in
     tmp_path/project."""
     daemon = make_daemon(tmp_path / "home").start(env=agent_env)
     (tmp_path / "project").mkdir()
-    answer = daemon.post("/api/agents", {"name": name, "runtime": runtime, "folder": str(tmp_path / "project"),
-                                         **CLI_OPTIONS[runtime]})
+    answer = daemon.post(
+        "/api/agents", {"name": name, "runtime": runtime, "folder": str(tmp_path / "project"), **CLI_OPTIONS[runtime]}
+    )
     assert answer.status_code == 201, answer.text
     return daemon

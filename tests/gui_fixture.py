@@ -77,8 +77,9 @@ def desktop(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytes
 
 
 @pytest.fixture
-def desktop_with_keyring(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                         secret_service: dict[str, str]) -> Iterator[Any]:
+def desktop_with_keyring(
+    qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, secret_service: dict[str, str]
+) -> Iterator[Any]:
     """The running TrayApp on a session bus with a real, unlocked GNOME Keyring."""
     for name, value in secret_service.items():
         monkeypatch.setenv(name, value)
@@ -88,8 +89,9 @@ def desktop_with_keyring(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monke
 
 
 @pytest.fixture
-def desktop_without_bus(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                        ) -> Iterator[Any]:
+def desktop_without_bus(
+    qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Any]:
     """The running TrayApp on a desktop with no session bus at all."""
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={tmp_path}/no-bus-here")

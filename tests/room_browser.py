@@ -9,8 +9,16 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--disable-default-apps"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+]
 PHONE = {"width": 375, "height": 812}
 SHOTS = Path(__file__).resolve().parent.parent / ".cache" / "screenshots"
 
@@ -29,8 +37,9 @@ class Phone:
     """One person's browser (its own cookies) at phone size, with what its page reported as errors."""
 
     def __init__(self, browser: Browser, url: str, **options: object) -> None:
-        self.context: BrowserContext = browser.new_context(viewport=PHONE, device_scale_factor=2, has_touch=True,
-                                                           **options)  # type: ignore[arg-type]
+        self.context: BrowserContext = browser.new_context(
+            viewport=PHONE, device_scale_factor=2, has_touch=True, **options
+        )  # type: ignore[arg-type]
         self.page: Page = self.context.new_page()
         self.errors: list[str] = []
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))

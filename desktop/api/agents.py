@@ -16,15 +16,23 @@ from desktop.tasks.background import BackgroundTasks
 OWNER_ONLY_OPTIONS = ("env", "args")  # an agent's environment and extra CLI arguments: the owner's business
 
 
-def add_agents(api: FastAPI, agents: Agents, readiness: Readiness, tasks: BackgroundTasks,
-               owner_settings: OwnerSettings, kick: Callable[[], None]) -> None:
+def add_agents(
+    api: FastAPI,
+    agents: Agents,
+    readiness: Readiness,
+    tasks: BackgroundTasks,
+    owner_settings: OwnerSettings,
+    kick: Callable[[], None],
+) -> None:
     """`kick`: look at the agents' queues again."""
 
     @api.get("/api/agents")
     async def listing(request: Request) -> list[m.AgentOut]:
         who, rows, states = actor(request), agents.listing(), tasks.agent_states()
-        shown = [m.AgentOut.of(a, status, states.get(a.name, "idle"))
-                 for a, status in zip(rows, readiness.of(rows), strict=True)]
+        shown = [
+            m.AgentOut.of(a, status, states.get(a.name, "idle"))
+            for a, status in zip(rows, readiness.of(rows), strict=True)
+        ]
         if not who.is_owner:
             for agent in shown:
                 agent.options = {k: v for k, v in agent.options.items() if k not in OWNER_ONLY_OPTIONS}

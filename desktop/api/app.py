@@ -96,8 +96,9 @@ def add_errors(api: FastAPI) -> None:
     async def bad_body(_: Request, error: RequestValidationError) -> JSONResponse:
         # never echo what was sent: it may be a token or a secret
         detail = [{k: v for k, v in e.items() if k not in ("input", "ctx", "url")} for e in error.errors()]
-        return JSONResponse({"error": describe(error.errors()), "detail": json.loads(json.dumps(detail, default=str))},
-                            status_code=422)
+        return JSONResponse(
+            {"error": describe(error.errors()), "detail": json.loads(json.dumps(detail, default=str))}, status_code=422
+        )
 
     @api.exception_handler(SecretStoreError)
     async def no_keyring(_: Request, error: SecretStoreError) -> JSONResponse:

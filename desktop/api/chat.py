@@ -53,8 +53,11 @@ def add_chat(api: FastAPI, chat: ChatSetup, owner: Callable[[Request], Actor]) -
     async def add(body: NewConnector, request: Request) -> Connected:
         who = owner(request)
         tokens = {"app_token": body.app_token, "bot_token": body.bot_token, "app_secret": body.app_secret}
-        config = {"channel": body.channel, "base_url": body.base_url, **({"app_id": body.app_id} if body.app_id
-                                                                          else {})}
+        config = {
+            "channel": body.channel,
+            "base_url": body.base_url,
+            **({"app_id": body.app_id} if body.app_id else {}),
+        }
         return Connected(name=body.kind, connected_to=await chat.add(body.kind, tokens, config, who))
 
     @api.post("/api/connectors/{name}/people")

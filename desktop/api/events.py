@@ -16,14 +16,18 @@ from desktop.core.websessions import session_key
 from desktop.store.rows import RequestRow
 from desktop.tasks.background import BackgroundTasks
 
-STREAM: dict[int | str, dict[str, Any]] = {200: {
-    "description": "Server-sent events: `hello` first (its data `{\"you\": name}`), then one per change, named by "
-                   "its type (request, runtime, task, settings, room, …), its data a JSON object",
-    "content": {"text/event-stream": {"schema": {"type": "string"}}}}}
+STREAM: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": 'Server-sent events: `hello` first (its data `{"you": name}`), then one per change, named by '
+        "its type (request, runtime, task, settings, room, …), its data a JSON object",
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    }
+}
 
 
-def add_events(api: FastAPI, events: EventBus, tasks: BackgroundTasks,
-               card: Callable[[RequestRow], dict[str, Any] | None]) -> None:
+def add_events(
+    api: FastAPI, events: EventBus, tasks: BackgroundTasks, card: Callable[[RequestRow], dict[str, Any] | None]
+) -> None:
     """`card`: what the owner's card shows about a session a request's prompt went to (as in the request's row)."""
 
     def sent(event: Event) -> dict[str, str]:

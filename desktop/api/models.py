@@ -14,6 +14,7 @@ from desktop.tasks.background import TaskView, task_status
 
 def _runnable(what: str) -> AfterValidator:
     """Text that reaches a program (its argv, a shell's command line) cannot hold a NUL byte: it would end there."""
+
     def check(text: str) -> str:
         if has_nul(text):
             raise PydanticCustomError("nul_byte", f"the {what} holds a NUL byte, which cannot be passed to a program")
@@ -40,10 +41,12 @@ class AgentSetup(Body):
     folder: Annotated[str, _runnable("folder")] = Field(min_length=1, max_length=4096)
     model: str | None = Field(default=None, max_length=200)
     permission_mode: str | None = Field(default=None, max_length=64)
-    args: list[Annotated[str, _runnable("argument"), Field(max_length=4096)]] = Field(default_factory=list,
-                                                                                      max_length=64)
-    env: dict[Annotated[str, _runnable("variable name")], Annotated[str, _runnable("variable"), Field(max_length=4096)]
-              ] = Field(default_factory=dict, max_length=64)
+    args: list[Annotated[str, _runnable("argument"), Field(max_length=4096)]] = Field(
+        default_factory=list, max_length=64
+    )
+    env: dict[
+        Annotated[str, _runnable("variable name")], Annotated[str, _runnable("variable"), Field(max_length=4096)]
+    ] = Field(default_factory=dict, max_length=64)
     effort: str | None = Field(default=None, max_length=16)
     sessions: str | None = Field(default=None, max_length=8)  # "once" (default) or "ask"
 
@@ -107,9 +110,17 @@ class QuestionOut(BaseModel):
 
     @classmethod
     def of(cls, row: QuestionRow) -> "QuestionOut":
-        return cls(id=row.id, request_id=row.request_id, question=row.text, options=row.options,
-                   asked_at=iso(row.asked_at) or "", answer=row.answer or None, answered_by=row.answered_by,
-                   answered_at=iso(row.answered_at), withdrawn=row.answered_at is not None and not row.answer)
+        return cls(
+            id=row.id,
+            request_id=row.request_id,
+            question=row.text,
+            options=row.options,
+            asked_at=iso(row.asked_at) or "",
+            answer=row.answer or None,
+            answered_by=row.answered_by,
+            answered_at=iso(row.answered_at),
+            withdrawn=row.answered_at is not None and not row.answer,
+        )
 
 
 class RequestOut(BaseModel):
@@ -139,16 +150,36 @@ class RequestOut(BaseModel):
     continuation_of: str | None = None  # a background continuation: woken by tasks this request's turn started
 
     @classmethod
-    def of(cls, row: RequestRow, timeline: list[TimelineRow] | None = None,
-           question: QuestionRow | None = None, session: dict[str, Any] | None = None) -> "RequestOut":
+    def of(
+        cls,
+        row: RequestRow,
+        timeline: list[TimelineRow] | None = None,
+        question: QuestionRow | None = None,
+        session: dict[str, Any] | None = None,
+    ) -> "RequestOut":
         return cls(
-            parent_id=row.parent_id, via_model=row.via_model, session=session, denied=row.denied,
+            parent_id=row.parent_id,
+            via_model=row.via_model,
+            session=session,
+            denied=row.denied,
             continuation_of=row.continuation_of,
-            id=row.id, state=row.state, agent=row.agent, requester=row.requester, prompt=row.prompt,
-            retry_of=row.retry_of, references=row.refs, session_ref=row.session_ref, progress=row.progress,
-            result=row.result, exit_code=row.exit_code, cancel_requested=row.cancel_requested,
-            created_at=iso(row.created_at) or "", expires_at=iso(row.expires_at), approved_at=iso(row.approved_at),
-            started_at=iso(row.started_at), ended_at=iso(row.ended_at),
+            id=row.id,
+            state=row.state,
+            agent=row.agent,
+            requester=row.requester,
+            prompt=row.prompt,
+            retry_of=row.retry_of,
+            references=row.refs,
+            session_ref=row.session_ref,
+            progress=row.progress,
+            result=row.result,
+            exit_code=row.exit_code,
+            cancel_requested=row.cancel_requested,
+            created_at=iso(row.created_at) or "",
+            expires_at=iso(row.expires_at),
+            approved_at=iso(row.approved_at),
+            started_at=iso(row.started_at),
+            ended_at=iso(row.ended_at),
             timeline=None if timeline is None else [TimelineEntry.of(t) for t in timeline],
             question=None if question is None else QuestionOut.of(question),
         )
@@ -164,8 +195,9 @@ class AgentOut(BaseModel):
 
     @classmethod
     def of(cls, row: AgentRow, status: str, state: str = "idle") -> "AgentOut":
-        return cls(name=row.name, runtime=row.runtime, folder=row.folder, options=row.options, status=status,
-                   state=state)
+        return cls(
+            name=row.name, runtime=row.runtime, folder=row.folder, options=row.options, status=status, state=state
+        )
 
 
 class NewTask(Body):
@@ -204,12 +236,26 @@ class TaskOut(BaseModel):
     @classmethod
     def of(cls, view: TaskView) -> "TaskOut":
         row = view.row
-        return cls(id=row.id, kind=row.kind, agent=row.agent, request_id=row.request_id, description=row.description,
-                   command=row.command, state=view.state, status=task_status(view),
-                   started_at=iso(row.started_at) or "",
-                   last_output_at=iso(row.last_output_at), ended_at=iso(row.ended_at), outcome=row.outcome,
-                   exit_code=row.exit_code, stop_reason=row.stop_reason, quiet_minutes=view.quiet_minutes,
-                   quiet=view.quiet, tail_pipe=view.tail_pipe, tests=view.tests)
+        return cls(
+            id=row.id,
+            kind=row.kind,
+            agent=row.agent,
+            request_id=row.request_id,
+            description=row.description,
+            command=row.command,
+            state=view.state,
+            status=task_status(view),
+            started_at=iso(row.started_at) or "",
+            last_output_at=iso(row.last_output_at),
+            ended_at=iso(row.ended_at),
+            outcome=row.outcome,
+            exit_code=row.exit_code,
+            stop_reason=row.stop_reason,
+            quiet_minutes=view.quiet_minutes,
+            quiet=view.quiet,
+            tail_pipe=view.tail_pipe,
+            tests=view.tests,
+        )
 
 
 class TaskOutput(BaseModel):

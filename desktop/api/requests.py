@@ -17,12 +17,17 @@ from desktop.tasks.paging import raw_since
 OUTPUT_CHUNK = 256 * 1024
 
 
-def add_requests(api: FastAPI, ledger: Ledger, output_path: Callable[[str], Path | None],
-                 card: Callable[[RequestRow], dict[str, Any] | None]) -> None:
+def add_requests(
+    api: FastAPI,
+    ledger: Ledger,
+    output_path: Callable[[str], Path | None],
+    card: Callable[[RequestRow], dict[str, Any] | None],
+) -> None:
     """`card`: for a prompt an agent sent to a session, what the owner's card shows about that session."""
 
-    def out(row: RequestRow, timeline: list[TimelineRow] | None = None,
-            question: QuestionRow | None = None) -> m.RequestOut:
+    def out(
+        row: RequestRow, timeline: list[TimelineRow] | None = None, question: QuestionRow | None = None
+    ) -> m.RequestOut:
         return m.RequestOut.of(row, timeline, question, card(row))
 
     @api.post("/api/requests", status_code=201)
@@ -65,8 +70,14 @@ def add_requests(api: FastAPI, ledger: Ledger, output_path: Callable[[str], Path
         return m.Output(text=text, offset=offset, state=row.state)
 
     @api.get("/api/requests/{request_id}/console")
-    async def console(request_id: str, request: Request, lines: Count = 2000, before: Position | None = None,
-                      after: Position | None = None, styled: bool = False) -> m.TaskOutput:
+    async def console(
+        request_id: str,
+        request: Request,
+        lines: Count = 2000,
+        before: Position | None = None,
+        after: Position | None = None,
+        styled: bool = False,
+    ) -> m.TaskOutput:
         """The request's own output as console pages, like a task's (the room's console reads it this way)."""
         row = ledger.visible(request_id, actor(request))
         return console_page(output_path(row.id), lines, before, after, False, styled, None)

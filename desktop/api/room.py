@@ -17,8 +17,12 @@ from desktop.core.events import EventBus
 from desktop.core.websessions import SESSION_DAYS, TooManyAttempts, WebSession, WebSessions, csrf_for, session_key
 from desktop.resources import resource
 
-TYPES = {"html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8",
-         "svg": "image/svg+xml"}
+TYPES = {
+    "html": "text/html; charset=utf-8",
+    "js": "text/javascript; charset=utf-8",
+    "css": "text/css; charset=utf-8",
+    "svg": "image/svg+xml",
+}
 
 
 class SignIn(Body):
@@ -56,13 +60,20 @@ class RoomLink(BaseModel):
     expires_at: str
 
 
-def add_room(api: FastAPI, web: WebSessions, events: EventBus, status: Callable[[], dict[str, Any]],
-             actor: Callable[[Request], Actor], owner: Callable[[Request], Actor]) -> None:
+def add_room(
+    api: FastAPI,
+    web: WebSessions,
+    events: EventBus,
+    status: Callable[[], dict[str, Any]],
+    actor: Callable[[Request], Actor],
+    owner: Callable[[Request], Actor],
+) -> None:
     files = {path: (resource("room") / name).read_bytes() for path, name in ROOM_FILES.items()}
 
     def page_file(path: str) -> Callable[[], Awaitable[Response]]:
         async def serve() -> Response:
             return Response(files[path], media_type=TYPES[ROOM_FILES[path].rsplit(".", 1)[1]])
+
         return serve
 
     for path in ROOM_FILES:
@@ -74,8 +85,15 @@ def add_room(api: FastAPI, web: WebSessions, events: EventBus, status: Callable[
 
     def signed_in(request: Request, session: WebSession) -> JSONResponse:
         answer = JSONResponse(Me(you=session.actor.name, owner=session.actor.is_owner, csrf=session.csrf).model_dump())
-        answer.set_cookie(cookie_name(request.url.scheme), session.session_id, max_age=SESSION_DAYS * 86400, path="/",
-                          secure=request.url.scheme == "https", httponly=True, samesite="strict")
+        answer.set_cookie(
+            cookie_name(request.url.scheme),
+            session.session_id,
+            max_age=SESSION_DAYS * 86400,
+            path="/",
+            secure=request.url.scheme == "https",
+            httponly=True,
+            samesite="strict",
+        )
         return answer
 
     def client(request: Request) -> str:
@@ -104,8 +122,13 @@ def add_room(api: FastAPI, web: WebSessions, events: EventBus, status: Callable[
             web.sign_out(session_id)
             events.publish(news.SignedOut(session_key(session_id)))  # its event stream ends
         answer = JSONResponse(SignedOut(signed_out=True).model_dump())
-        answer.delete_cookie(cookie_name(request.url.scheme), path="/", secure=request.url.scheme == "https",
-                             httponly=True, samesite="strict")
+        answer.delete_cookie(
+            cookie_name(request.url.scheme),
+            path="/",
+            secure=request.url.scheme == "https",
+            httponly=True,
+            samesite="strict",
+        )
         return answer
 
     @api.get("/api/room")

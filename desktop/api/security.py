@@ -22,11 +22,19 @@ MCP_PATH = "/mcp"  # the daemon's MCP server: the one address an agent session's
 ROOM_FILES = {"/": "index.html", "/room/app.js": "app.js", "/room/app.css": "app.css", "/room/icon.svg": "icon.svg"}
 SIGN_IN_PATHS = {"/room/signin", "/room/exchange"}
 TOKEN_PARAMETERS = {"token", "access_token", "auth", "authorization", "bearer", "key", "session"}
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-       "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-PROTECTIONS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
-               (b"x-frame-options", b"DENY"), (b"referrer-policy", b"no-referrer"), (b"cache-control", b"no-store"),
-               (b"cross-origin-opener-policy", b"same-origin"), (b"cross-origin-resource-policy", b"same-origin")]
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+PROTECTIONS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cache-control", b"no-store"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+]
 
 
 def cookie_name(scheme: str) -> str:
@@ -35,8 +43,13 @@ def cookie_name(scheme: str) -> str:
 
 
 class LocalSecurity:
-    def __init__(self, app: ASGIApp, authenticate: Callable[[str], Actor | None],
-                 browser_session: Callable[[str], Actor | None], hosts: Iterable[str]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        authenticate: Callable[[str], Actor | None],
+        browser_session: Callable[[str], Actor | None],
+        hosts: Iterable[str],
+    ) -> None:
         self._app, self._authenticate, self._browser_session = app, authenticate, browser_session
         self.hosts = set(hosts)
 
@@ -138,6 +151,11 @@ def _cookie(header: str, name: str) -> str:
 
 async def _reply(send: Any, status: int, message: str) -> None:
     body = json.dumps({"error": message}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

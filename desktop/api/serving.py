@@ -136,8 +136,11 @@ class _Gate:
             # has sent nothing yet, then a kept-alive one: a half-sent request never displaces the owner's new
             # connection, nor the owner's pooled one, while one of its kind is left; the longest-waiting first
             mine = [s for s in self.waiting if s.peer == peer] if full_peer else self.waiting
-            victim = next((s for s in mine if s.begun or s.stuck), None) or \
-                next((s for s in mine if not s.answered), None) or next(iter(mine), None)
+            victim = (
+                next((s for s in mine if s.begun or s.stuck), None)
+                or next((s for s in mine if not s.answered), None)
+                or next(iter(mine), None)
+            )
             if victim is None:
                 self.note("refused", peer)
                 return None
@@ -162,13 +165,15 @@ class _Gate:
         self._report = None
         if not self._events:
             return
-        said = {"timed out": f"closed for sending no complete request within {self.limits.header_timeout:g} s "
-                             f"(or nothing for {self.limits.keep_alive:g} s after an answer)",
-                "displaced": f"closed while waiting, to make room (at most {self.limits.per_peer} from one address, "
-                             f"{self.limits.total} in all)",
-                "refused": "refused: every connection was at work",
-                "not spoken here": "answered 400 or closed: not an HTTP/1.1 request, or an upgrade to another protocol",
-                "out of files": "not accepted for want of file descriptors"}
+        said = {
+            "timed out": f"closed for sending no complete request within {self.limits.header_timeout:g} s "
+            f"(or nothing for {self.limits.keep_alive:g} s after an answer)",
+            "displaced": f"closed while waiting, to make room (at most {self.limits.per_peer} from one address, "
+            f"{self.limits.total} in all)",
+            "refused": "refused: every connection was at work",
+            "not spoken here": "answered 400 or closed: not an HTTP/1.1 request, or an upgrade to another protocol",
+            "out of files": "not accepted for want of file descriptors",
+        }
         parts = [f"{count} {said.get(what, what)}" for what, count in self._events.most_common()]
         sources = ", ".join(f"{peer} ({count})" for peer, count in self._sources.most_common(3))
         log.warning("%s: in the last %g s, connections %s; from %s", self.name, REPORT_EVERY, "; ".join(parts), sources)
@@ -310,8 +315,9 @@ class EmbeddedServer(uvicorn.Server):
         slot.close = handshake.cancel
         slot.wait(self.limits.header_timeout)
 
-    async def _connect(self, conn: socket.socket, protocol: Callable[[], asyncio.Protocol], slot: _Slot,
-                       tls: dict[str, Any]) -> None:
+    async def _connect(
+        self, conn: socket.socket, protocol: Callable[[], asyncio.Protocol], slot: _Slot, tls: dict[str, Any]
+    ) -> None:
         connected = False
         try:
             await asyncio.get_running_loop().connect_accepted_socket(protocol, conn, **tls)
@@ -343,11 +349,19 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def serve(app: Any, sock: socket.socket, limits: Limits = API_LIMITS,
-                **tls: Any) -> tuple[EmbeddedServer, "asyncio.Task[None]"]:
+async def serve(
+    app: Any, sock: socket.socket, limits: Limits = API_LIMITS, **tls: Any
+) -> tuple[EmbeddedServer, "asyncio.Task[None]"]:
     """Start serving `app` on `sock`; returns once it accepts connections (or raises why it could not)."""
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2,
-                            timeout_keep_alive=int(limits.keep_alive), **tls)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=2,
+        timeout_keep_alive=int(limits.keep_alive),
+        **tls,
+    )
     shown = sock.getsockname()
     server = EmbeddedServer(config, limits, f"{'HTTPS' if tls else 'HTTP'} on {shown[0]}:{shown[1]}")
     serving = asyncio.create_task(server.serve(sockets=[sock]), name=f"http {shown}")

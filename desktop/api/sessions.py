@@ -23,6 +23,7 @@ class NewGroup(Body):
 class SessionOut(BaseModel):
     """A session as the owner's list shows it (desktop.core.session_views.view); `result` and `question` only
     where there is one."""
+
     session: str
     title: str
     state: str
@@ -41,8 +42,9 @@ class SessionOut(BaseModel):
     archived: bool
 
 
-def add_sessions(api: FastAPI, sessions: Sessions, actor: Callable[[Request], Actor],
-                 owner: Callable[[Request], Actor]) -> None:
+def add_sessions(
+    api: FastAPI, sessions: Sessions, actor: Callable[[Request], Actor], owner: Callable[[Request], Actor]
+) -> None:
     @api.get("/api/sessions", response_model_exclude_unset=True)
     async def listing(request: Request) -> list[SessionOut]:
         who = actor(request)

@@ -11,8 +11,9 @@ from desktop.core.owner_settings import OwnerSettings
 from desktop.platform.secrets import SECRETS, Secrets
 
 
-def add_settings(api: FastAPI, owner_settings: OwnerSettings, secrets: Secrets, audit: AuditLog,
-                 ledger: Ledger) -> None:
+def add_settings(
+    api: FastAPI, owner_settings: OwnerSettings, secrets: Secrets, audit: AuditLog, ledger: Ledger
+) -> None:
     @api.get("/api/settings")
     async def listing() -> dict[str, str]:
         return owner_settings.effective()
@@ -36,9 +37,18 @@ def add_settings(api: FastAPI, owner_settings: OwnerSettings, secrets: Secrets, 
     async def audit_log(request: Request, request_id: str | None = None, limit: Count = 1000) -> list[m.AuditEntry]:
         owner(request)
         ref = ledger.resolve(request_id) if request_id else None
-        return [m.AuditEntry(seq=r.seq, at=m.iso(r.at) or "", actor=r.actor, action=r.action,
-                             request_id=r.request_id, reason=r.reason, hash=r.hash)
-                for r in audit.records(ref, max(1, min(limit, 100_000)))]
+        return [
+            m.AuditEntry(
+                seq=r.seq,
+                at=m.iso(r.at) or "",
+                actor=r.actor,
+                action=r.action,
+                request_id=r.request_id,
+                reason=r.reason,
+                hash=r.hash,
+            )
+            for r in audit.records(ref, max(1, min(limit, 100_000)))
+        ]
 
     @api.get("/api/audit/verify")
     async def verify(request: Request) -> m.AuditCheck:
@@ -46,5 +56,6 @@ def add_settings(api: FastAPI, owner_settings: OwnerSettings, secrets: Secrets, 
         checked = audit.check()
         if checked.broken is None:
             return m.AuditCheck(intact=True, records=checked.records)
-        return m.AuditCheck(intact=False, records=checked.records, first_bad=checked.broken[0],
-                            problem=checked.broken[1])
+        return m.AuditCheck(
+            intact=False, records=checked.records, first_bad=checked.broken[0], problem=checked.broken[1]
+        )

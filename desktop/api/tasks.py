@@ -12,7 +12,7 @@ from desktop.tasks import paging
 from desktop.tasks.background import BackgroundTasks
 
 Position = Annotated[int, Query(ge=0, le=2**62)]  # a byte offset in an output file (a seek takes at most 2**63 - 1)
-Count = Annotated[int, Query(ge=-2**62, le=2**62)]  # clamped where it is used
+Count = Annotated[int, Query(ge=-(2**62), le=2**62)]  # clamped where it is used
 
 
 def add_tasks(api: FastAPI, tasks: BackgroundTasks) -> None:
@@ -30,8 +30,15 @@ def add_tasks(api: FastAPI, tasks: BackgroundTasks) -> None:
         return m.TaskOut.of(tasks.view(tasks.visible(task_id, actor(request))))
 
     @api.get("/api/tasks/{task_id}/output")
-    async def output(task_id: str, request: Request, lines: Count = 2000, before: Position | None = None,
-                     after: Position | None = None, plain: bool = False, styled: bool = False) -> m.TaskOutput:
+    async def output(
+        task_id: str,
+        request: Request,
+        lines: Count = 2000,
+        before: Position | None = None,
+        after: Position | None = None,
+        plain: bool = False,
+        styled: bool = False,
+    ) -> m.TaskOutput:
         """The last lines (or the page `before` an offset, or what came `after` one: a live console's next read)."""
         view = tasks.view(tasks.visible(task_id, actor(request)))
         return console_page(Path(view.row.dir) / "output", lines, before, after, plain, styled, view.note)
@@ -41,7 +48,8 @@ def add_tasks(api: FastAPI, tasks: BackgroundTasks) -> None:
         return m.TaskOut.of(tasks.view(await tasks.stop(task_id, actor(request))))
 
 
-def console_page(output: Path | None, lines: int, before: int | None, after: int | None, plain: bool, styled: bool,
-                 note: str | None) -> m.TaskOutput:
+def console_page(
+    output: Path | None, lines: int, before: int | None, after: int | None, plain: bool, styled: bool, note: str | None
+) -> m.TaskOutput:
     """A console page of a request or a task (desktop/tasks/paging.py builds it, for the MCP tools too)."""
     return m.TaskOutput(**asdict(paging.console_page(output, lines, before, after, plain, styled, note)))

@@ -36,8 +36,19 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--home", help="keep every file of this installation under HOME (or set COXSWAIN_HOME)")
     parser.add_argument("--version", action="version", version=f"cox {_version()}")
     sub = parser.add_subparsers(metavar="COMMAND")
-    for add in (tasks.add, console.add, daemon.add, agents.add, people.add, people.add_connectors,
-                agents.add_sessions, people.add_room, requests.add, logs.add, settings.add):  # the order of --help
+    for add in (
+        tasks.add,
+        console.add,
+        daemon.add,
+        agents.add,
+        people.add,
+        people.add_connectors,
+        agents.add_sessions,
+        people.add_room,
+        requests.add,
+        logs.add,
+        settings.add,
+    ):  # the order of --help
         add(sub)
     return parser
 

@@ -24,6 +24,7 @@ def ask(home: Home, call: Call[T]) -> T:
 
 def said(call: Callable[[argparse.Namespace], Call[T]], text: Callable[[T, argparse.Namespace], str]) -> Handler:
     """A handler that makes one call and prints what it answered, as `text` words it."""
+
     def handle(home: Home, args: argparse.Namespace) -> int:
         print(text(ask(home, call(args)), args))
         return 0

@@ -18,8 +18,9 @@ def add(sub: Commands) -> None:
     p.add_argument("--plain", action="store_true", help="without colour codes")
     p.set_defaults(handler=_render)
     console_actions.add_parser("redact", help="only redact secrets").set_defaults(handler=_redact)
-    console_actions.add_parser("tests", help="test counts as JSON: runner, passed, failed, skipped, first_failure"
-                               ).set_defaults(handler=_tests)
+    console_actions.add_parser(
+        "tests", help="test counts as JSON: runner, passed, failed, skipped, first_failure"
+    ).set_defaults(handler=_tests)
 
 
 def _stdin_chunks() -> Iterator[bytes]:

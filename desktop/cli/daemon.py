@@ -26,8 +26,7 @@ def _daemon(home: Home, args: argparse.Namespace) -> int:
 
     home.root.mkdir(parents=True, exist_ok=True, mode=0o700)
     home.log.parent.mkdir(exist_ok=True)
-    logging.basicConfig(filename=home.log, level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(filename=home.log, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
     try:
         asyncio.run(run(home, args.host, DEFAULT_PORT if args.port is None else args.port))

@@ -54,7 +54,7 @@ def shown(line: str, colours: bool) -> str:
         return visible(strip_sgr(line))
     parts, at = [], 0
     for code in SGR.finditer(line):
-        parts += [visible(line[at:code.start()]), code.group()]
+        parts += [visible(line[at : code.start()]), code.group()]
         at = code.end()
     return "".join([*parts, visible(line[at:]), "\x1b[0m" if parts else ""])
 

@@ -11,13 +11,33 @@ from desktop.core.states import state_word
 from desktop.core.visible import one_line, visible
 from desktop.platform.paths import Home
 
-SHOW_FIELDS = ("id", "state", "agent", "requester", "prompt", "retry_of", "continuation_of", "references",
-               "session_ref", "progress", "result", "exit_code", "created_at", "expires_at", "started_at", "ended_at")
+SHOW_FIELDS = (
+    "id",
+    "state",
+    "agent",
+    "requester",
+    "prompt",
+    "retry_of",
+    "continuation_of",
+    "references",
+    "session_ref",
+    "progress",
+    "result",
+    "exit_code",
+    "created_at",
+    "expires_at",
+    "started_at",
+    "ended_at",
+)
 
 
 def add(sub: Commands) -> None:
-    p = command(sub, "request", said(lambda a: api.send(a.agent, " ".join(a.prompt)), lambda made, a: made.id),
-                "send a request to an agent; prints its ID")
+    p = command(
+        sub,
+        "request",
+        said(lambda a: api.send(a.agent, " ".join(a.prompt)), lambda made, a: made.id),
+        "send a request to an agent; prints its ID",
+    )
     p.add_argument("--agent", required=True)
     p.add_argument("prompt", nargs="+")
 
@@ -30,21 +50,37 @@ def add(sub: Commands) -> None:
     p.add_argument("--json", action="store_true")
 
     decisions: tuple[tuple[Verb, str], ...] = (
-        ("approve", "approve a pending request"), ("deny", "deny a pending request"),
-        ("cancel", "cancel a request (a running one stops at its next safe point)"))
+        ("approve", "approve a pending request"),
+        ("deny", "deny a pending request"),
+        ("cancel", "cancel a request (a running one stops at its next safe point)"),
+    )
     for verb, help in decisions:
         p = command(sub, verb, _decided(verb), help)
         p.add_argument("id")
-    p = command(sub, "answer", said(lambda a: api.answer(a.id, " ".join(a.text)), lambda q, a: (
-        f"answered {q.request_id}: {one_line(q.question, 200)} → {one_line(q.answer or '', 200)}")),
-        "answer the question a running request's agent is waiting on")
+    p = command(
+        sub,
+        "answer",
+        said(
+            lambda a: api.answer(a.id, " ".join(a.text)),
+            lambda q, a: f"answered {q.request_id}: {one_line(q.question, 200)} → {one_line(q.answer or '', 200)}",
+        ),
+        "answer the question a running request's agent is waiting on",
+    )
     p.add_argument("id")
     p.add_argument("text", nargs="+")
-    command(sub, "pause", said(lambda a: api.pause(), lambda r, a: (
-        "paused: nothing new starts on any agent (what runs goes on)")), "pause all agents")
+    command(
+        sub,
+        "pause",
+        said(lambda a: api.pause(), lambda r, a: "paused: nothing new starts on any agent (what runs goes on)"),
+        "pause all agents",
+    )
     command(sub, "resume", said(lambda a: api.pause(False), lambda r, a: "resumed"), "resume all agents")
-    p = command(sub, "retry", said(lambda a: api.act(a.id, "retry"), lambda made, a: made.id),
-                "send a request again as a new request; prints the new ID")
+    p = command(
+        sub,
+        "retry",
+        said(lambda a: api.act(a.id, "retry"), lambda made, a: made.id),
+        "send a request again as a new request; prints the new ID",
+    )
     p.add_argument("id")
 
 
@@ -53,9 +89,21 @@ def _list(home: Home, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([r.dump() for r in rows], indent=2))
     else:
-        print(table([{"id": r.id, "state": state_word(r.state, r.denied), "agent": r.agent,
-                      "requester": r.requester, "prompt": one_line(r.prompt, 50)} for r in rows],
-                    ("id", "state", "agent", "requester", "prompt")))
+        print(
+            table(
+                [
+                    {
+                        "id": r.id,
+                        "state": state_word(r.state, r.denied),
+                        "agent": r.agent,
+                        "requester": r.requester,
+                        "prompt": one_line(r.prompt, 50),
+                    }
+                    for r in rows
+                ],
+                ("id", "state", "agent", "requester", "prompt"),
+            )
+        )
     return 0
 
 

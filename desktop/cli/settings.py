@@ -76,6 +76,8 @@ def _audit(home: Home, args: argparse.Namespace) -> int:
         print(json.dumps([row.dump() for row in rows], indent=2))
     else:
         for r in rows:
-            print(f"{r.seq:>6}  {r.at}  {visible(r.actor):<20} {r.action:<12} {r.request_id or '-':<14} "
-                  f"{one_line(r.reason, 60)}")
+            print(
+                f"{r.seq:>6}  {r.at}  {visible(r.actor):<20} {r.action:<12} {r.request_id or '-':<14} "
+                f"{one_line(r.reason, 60)}"
+            )
     return 0

@@ -16,9 +16,14 @@ def add(sub: Commands) -> None:
     p.add_argument("--description", default="", help="what it is, in a few words")
     p.add_argument("--monitor", action="store_true", help="a command whose output is the point (tail -f, …)")
     p.add_argument("command", nargs="+")
-    p.set_defaults(handler=said(lambda a: api.start_task(a.agent, " ".join(a.command), a.description,
-                                                         "monitor" if a.monitor else "command"),
-                                lambda made, a: made.id))
+    p.set_defaults(
+        handler=said(
+            lambda a: api.start_task(
+                a.agent, " ".join(a.command), a.description, "monitor" if a.monitor else "command"
+            ),
+            lambda made, a: made.id,
+        )
+    )
     p = task.add_parser("list", help="running tasks, and those that ended in the last hour")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_list)
@@ -38,17 +43,25 @@ def _list(home: Home, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([row.dump() for row in rows], indent=2))
         return 0
-    print(table([_row(row) for row in rows], ("id", "agent", "kind", "status", "tests", "started_at", "what"))
-          if rows else "no background tasks")
+    print(
+        table([_row(row) for row in rows], ("id", "agent", "kind", "status", "tests", "started_at", "what"))
+        if rows
+        else "no background tasks"
+    )
     return 0
 
 
 def _row(task: Task) -> dict[str, str | None]:
     tests = task.tests
-    return {"id": task.id, "agent": task.agent, "kind": task.kind, "started_at": task.started_at,
-            "status": task.status + (" · quiet" if task.quiet else ""),
-            "tests": f"{tests.passed}✓ {tests.failed}✗ {tests.skipped}○" if tests else "",
-            "what": task.description or task.command}
+    return {
+        "id": task.id,
+        "agent": task.agent,
+        "kind": task.kind,
+        "started_at": task.started_at,
+        "status": task.status + (" · quiet" if task.quiet else ""),
+        "tests": f"{tests.passed}✓ {tests.failed}✗ {tests.skipped}○" if tests else "",
+        "what": task.description or task.command,
+    }
 
 
 def _output(home: Home, args: argparse.Namespace) -> int:

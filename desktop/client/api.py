@@ -47,6 +47,7 @@ def _post(where: str, parse: Callable[[Any], T], body: dict[str, Any] | None = N
 
 # --- requests -------------------------------------------------------------------------------------------------------
 
+
 def requests(state: str | None = None, limit: int | None = None) -> Call[list[s.Request]]:
     return _get(path("requests"), many(s.Request), state=state, limit=limit)
 
@@ -74,14 +75,26 @@ def output(request_id: str, offset: int = 0) -> Call[s.Output]:
     return _get(path("requests", request_id, "output"), one(s.Output), offset=offset)
 
 
-def console(request_id: str, lines: int | None = None, before: int | None = None, after: int | None = None,
-            styled: bool | None = None) -> Call[s.ConsolePage]:
+def console(
+    request_id: str,
+    lines: int | None = None,
+    before: int | None = None,
+    after: int | None = None,
+    styled: bool | None = None,
+) -> Call[s.ConsolePage]:
     """The request's console: its last `lines`, the page `before` a cursor, or what came `after` one."""
-    return _get(path("requests", request_id, "console"), one(s.ConsolePage), lines=lines, before=before,
-                after=after, styled=styled)
+    return _get(
+        path("requests", request_id, "console"),
+        one(s.ConsolePage),
+        lines=lines,
+        before=before,
+        after=after,
+        styled=styled,
+    )
 
 
 # --- background tasks -----------------------------------------------------------------------------------------------
+
 
 def tasks(agent: str | None = None) -> Call[list[s.Task]]:
     return _get(path("tasks"), many(s.Task), agent=agent)
@@ -91,16 +104,31 @@ def task(task_id: str) -> Call[s.Task]:
     return _get(path("tasks", task_id), one(s.Task))
 
 
-def start_task(agent: str, command: str, description: str = "",
-               kind: Literal["command", "monitor"] = "command") -> Call[s.Task]:
-    return _post(path("tasks"), one(s.Task),
-                 {"agent": agent, "command": command, "description": description, "kind": kind})
+def start_task(
+    agent: str, command: str, description: str = "", kind: Literal["command", "monitor"] = "command"
+) -> Call[s.Task]:
+    return _post(
+        path("tasks"), one(s.Task), {"agent": agent, "command": command, "description": description, "kind": kind}
+    )
 
 
-def task_console(task_id: str, lines: int | None = None, before: int | None = None, after: int | None = None,
-                 plain: bool | None = None, styled: bool | None = None) -> Call[s.ConsolePage]:
-    return _get(path("tasks", task_id, "output"), one(s.ConsolePage), lines=lines, before=before, after=after,
-                plain=plain, styled=styled)
+def task_console(
+    task_id: str,
+    lines: int | None = None,
+    before: int | None = None,
+    after: int | None = None,
+    plain: bool | None = None,
+    styled: bool | None = None,
+) -> Call[s.ConsolePage]:
+    return _get(
+        path("tasks", task_id, "output"),
+        one(s.ConsolePage),
+        lines=lines,
+        before=before,
+        after=after,
+        plain=plain,
+        styled=styled,
+    )
 
 
 def stop_task(task_id: str) -> Call[s.Task]:
@@ -108,6 +136,7 @@ def stop_task(task_id: str) -> Call[s.Task]:
 
 
 # --- agents and people ----------------------------------------------------------------------------------------------
+
 
 def agents() -> Call[list[s.Agent]]:
     return _get(path("agents"), many(s.Agent))
@@ -147,6 +176,7 @@ def revoke(name: str) -> Call[s.Revoked]:
 
 
 # --- the room, chat connectors, sessions ----------------------------------------------------------------------------
+
 
 def room() -> Call[s.Room]:
     return _get(path("room"), one(s.Room))
@@ -190,6 +220,7 @@ def add_session_group(name: str) -> Call[list[str]]:
 
 
 # --- settings, secrets, audit, health -------------------------------------------------------------------------------
+
 
 def settings() -> Call[dict[str, str]]:
     return _get(path("settings"), text_map)

@@ -33,8 +33,11 @@ def path(*parts: str) -> str:
 
 def params(**given: str | int | bool | None) -> dict[str, str | int]:
     """Query parameters, leaving out those not given."""
-    return {name: ("true" if value else "false") if isinstance(value, bool) else value
-            for name, value in given.items() if value is not None}
+    return {
+        name: ("true" if value else "false") if isinstance(value, bool) else value
+        for name, value in given.items()
+        if value is not None
+    }
 
 
 def one(shape: type[M]) -> Callable[[Any], M]:

@@ -63,6 +63,7 @@ class Request(Shape):
 
 class Output(Shape):
     """Raw output bytes (redacted) from an offset: `cox logs --raw`."""
+
     text: str
     offset: int
     state: str
@@ -71,6 +72,7 @@ class Output(Shape):
 class ConsolePage(Shape):
     """Console lines (colours as SGR codes; a repeated line ends in "  ×N"), with the cursors for the page `before`
     and for what comes `after` (`end`)."""
+
     lines: list[str]
     before: int | None
     older_not_loaded: bool

@@ -44,8 +44,12 @@ async def check(tokens: dict[str, str], config: dict[str, Any]) -> str:
         raise ValueError("Feishu wants the app's App ID (cli_…) and App Secret")
     try:
         async with httpx.AsyncClient(timeout=15) as web:
-            answer = (await web.post(f"{domain}/open-apis/auth/v3/tenant_access_token/internal",
-                                     json={"app_id": app_id, "app_secret": app_secret})).json()
+            answer = (
+                await web.post(
+                    f"{domain}/open-apis/auth/v3/tenant_access_token/internal",
+                    json={"app_id": app_id, "app_secret": app_secret},
+                )
+            ).json()
     except (httpx.HTTPError, ValueError) as error:
         raise ValueError(f"Feishu cannot be reached: {error}") from None
     if answer.get("code") != 0:
@@ -57,11 +61,25 @@ def card(text: str, request_id: str | None = None) -> str:
     """A card of plain text, made visible; with `request_id`, Approve and Deny buttons under it."""
     elements: list[dict[str, Any]] = [{"tag": "div", "text": {"tag": "plain_text", "content": visible(text)}}]
     if request_id is not None:
-        elements.append({"tag": "action", "actions": [
-            {"tag": "button", "type": "primary", "text": {"tag": "plain_text", "content": "Approve"},
-             "value": {"request": request_id, "verb": "approve"}},
-            {"tag": "button", "type": "danger", "text": {"tag": "plain_text", "content": "Deny"},
-             "value": {"request": request_id, "verb": "deny"}}]})
+        elements.append(
+            {
+                "tag": "action",
+                "actions": [
+                    {
+                        "tag": "button",
+                        "type": "primary",
+                        "text": {"tag": "plain_text", "content": "Approve"},
+                        "value": {"request": request_id, "verb": "approve"},
+                    },
+                    {
+                        "tag": "button",
+                        "type": "danger",
+                        "text": {"tag": "plain_text", "content": "Deny"},
+                        "value": {"request": request_id, "verb": "deny"},
+                    },
+                ],
+            }
+        )
     return json.dumps({"config": {"wide_screen_mode": True}, "elements": elements})
 
 
@@ -74,13 +92,23 @@ class FeishuConnector:
 
     def __init__(self, chat: Chat, app_id: str, app_secret: str, domain: str = DEFAULT_DOMAIN) -> None:
         self._chat = chat
-        self.api = lark.Client.builder().app_id(app_id).app_secret(app_secret).domain(domain) \
-            .log_level(lark.LogLevel.WARNING).build()
-        events = lark.EventDispatcherHandler.builder("", "") \
-            .register_p2_im_message_receive_v1(self._message) \
-            .register_p2_card_action_trigger(self._clicked).build()
-        self.socket = lark.ws.Client(app_id, app_secret, event_handler=events, domain=domain,
-                                     log_level=lark.LogLevel.WARNING)
+        self.api = (
+            lark.Client.builder()
+            .app_id(app_id)
+            .app_secret(app_secret)
+            .domain(domain)
+            .log_level(lark.LogLevel.WARNING)
+            .build()
+        )
+        events = (
+            lark.EventDispatcherHandler.builder("", "")
+            .register_p2_im_message_receive_v1(self._message)
+            .register_p2_card_action_trigger(self._clicked)
+            .build()
+        )
+        self.socket = lark.ws.Client(
+            app_id, app_secret, event_handler=events, domain=domain, log_level=lark.LogLevel.WARNING
+        )
         self._thread: threading.Thread | None = None
         self._socket_loop: asyncio.AbstractEventLoop | None = None
         self._daemon_loop: asyncio.AbstractEventLoop | None = None
@@ -135,8 +163,9 @@ class FeishuConnector:
         if value.get("verb") not in ("approve", "deny") or not value.get("request"):
             return P2CardActionTriggerResponse({})
         refusal = self._on_daemon(self._answer(user or "", value["request"], value["verb"]))
-        return P2CardActionTriggerResponse({"toast": {"type": "warning" if refusal else "success",
-                                                      "content": refusal or "Done"}})
+        return P2CardActionTriggerResponse(
+            {"toast": {"type": "warning" if refusal else "success", "content": refusal or "Done"}}
+        )
 
     async def _answer(self, user: str, request_id: str, verb: str) -> str | None:
         return self._chat.answer(self.name, user, request_id, verb)
@@ -148,8 +177,12 @@ class FeishuConnector:
         if item.kind == "answered":
             if thread.approval is None:
                 return {}
-            request = PatchMessageRequest.builder().message_id(thread.approval) \
-                .request_body(PatchMessageRequestBody.builder().content(card(text)).build()).build()
+            request = (
+                PatchMessageRequest.builder()
+                .message_id(thread.approval)
+                .request_body(PatchMessageRequestBody.builder().content(card(text)).build())
+                .build()
+            )
             self._checked(await self.api.im.v1.message.apatch(request))
             return {"approval": None}
         content = card(text, item.request_id if buttons else None)
@@ -157,9 +190,18 @@ class FeishuConnector:
         if parent is not None:
             posted = await self._reply(parent, content=content)
         else:
-            request = CreateMessageRequest.builder().receive_id_type("chat_id").request_body(
-                CreateMessageRequestBody.builder().receive_id(thread.channel).msg_type("interactive")
-                .content(content).build()).build()
+            request = (
+                CreateMessageRequest.builder()
+                .receive_id_type("chat_id")
+                .request_body(
+                    CreateMessageRequestBody.builder()
+                    .receive_id(thread.channel)
+                    .msg_type("interactive")
+                    .content(content)
+                    .build()
+                )
+                .build()
+            )
             posted = self._checked(await self.api.im.v1.message.acreate(request)).data.message_id
         refs: dict[str, str | None] = {}
         if item.kind == "open":
@@ -169,9 +211,18 @@ class FeishuConnector:
         return refs
 
     async def _reply(self, parent: str, text: str = "", content: str | None = None) -> str:
-        request = ReplyMessageRequest.builder().message_id(parent).request_body(
-            ReplyMessageRequestBody.builder().msg_type("interactive").content(content or card(text))
-            .reply_in_thread(True).build()).build()
+        request = (
+            ReplyMessageRequest.builder()
+            .message_id(parent)
+            .request_body(
+                ReplyMessageRequestBody.builder()
+                .msg_type("interactive")
+                .content(content or card(text))
+                .reply_in_thread(True)
+                .build()
+            )
+            .build()
+        )
         return str(self._checked(await self.api.im.v1.message.areply(request)).data.message_id)
 
     @staticmethod
@@ -182,5 +233,6 @@ class FeishuConnector:
         status = raw.status_code if raw is not None else 0
         headers = raw.headers if raw is not None else {}
         wait = headers.get("Retry-After") or headers.get("x-ogw-ratelimit-reset")
-        raise ChatUnavailable(f"Feishu answered {status} {response.code} {response.msg}",
-                              float(wait) if wait and status == 429 else None)
+        raise ChatUnavailable(
+            f"Feishu answered {status} {response.code} {response.msg}", float(wait) if wait and status == 429 else None
+        )

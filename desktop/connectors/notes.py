@@ -27,8 +27,13 @@ def title(request: RequestRow) -> str:
     return visible(f"{request.id} · {request.agent} · ") + one_line(request.prompt, 60)
 
 
-def notes(request: RequestRow, action: Action, said: TimelineRow | None, question: str | None = None,
-          progress_step: bool = False) -> list[Note]:
+def notes(
+    request: RequestRow,
+    action: Action,
+    said: TimelineRow | None,
+    question: str | None = None,
+    progress_step: bool = False,
+) -> list[Note]:
     """The thread messages for one change; `said` is the timeline entry the change wrote."""
     found = _notes(request, action, said, question, progress_step)
     if request.continuation_of is None or action == Action.CREATE:
@@ -36,11 +41,15 @@ def notes(request: RequestRow, action: Action, said: TimelineRow | None, questio
     return [Note(n.kind, n.text if n.kind == "answered" else f"{request.id}: {n.text}", n.buttons) for n in found]
 
 
-def _notes(request: RequestRow, action: Action, said: TimelineRow | None, question: str | None,
-           progress_step: bool) -> list[Note]:
+def _notes(
+    request: RequestRow, action: Action, said: TimelineRow | None, question: str | None, progress_step: bool
+) -> list[Note]:
     if action == Action.CREATE:
-        lines = _continued(request, said) if request.continuation_of else [title(request),
-                                                                              f"Asked by {visible(request.requester)}."]
+        lines = (
+            _continued(request, said)
+            if request.continuation_of
+            else [title(request), f"Asked by {visible(request.requester)}."]
+        )
         if request.retry_of:
             lines.append(f"Retry of {request.retry_of}.")
         if request.state != State.PENDING:
@@ -48,8 +57,10 @@ def _notes(request: RequestRow, action: Action, said: TimelineRow | None, questi
         # Approve and Deny only under the whole prompt as it will run: a title's first line could hide the rest
         prompt = visible(request.prompt)
         if len(prompt) > PROMPT_CHARS:
-            lines.append(f"Waiting for the owner's approval. The prompt is {len(prompt):,} characters, too long to "
-                         f"show whole here: review it in the room, the tray or `cox show {request.id}`.")
+            lines.append(
+                f"Waiting for the owner's approval. The prompt is {len(prompt):,} characters, too long to "
+                f"show whole here: review it in the room, the tray or `cox show {request.id}`."
+            )
             return [Note("open", "\n".join(lines))]
         lines += ["Prompt:", prompt, "Waiting for the owner's approval."]
         return [Note("open", "\n".join(lines), buttons=True)]
@@ -57,8 +68,13 @@ def _notes(request: RequestRow, action: Action, said: TimelineRow | None, questi
     if action in ANSWERS and said is not None:  # the approval message loses its buttons
         found.append(Note("answered", f"{request.id}: {visible(said.text)}"))
     if action == Action.ASK and question:
-        found.append(Note("say", f"Question from {visible(request.agent)}: {visible(redact(question))}\n"
-                                 f"Answer with `cox answer {request.id} …` or in the room."))
+        found.append(
+            Note(
+                "say",
+                f"Question from {visible(request.agent)}: {visible(redact(question))}\n"
+                f"Answer with `cox answer {request.id} …` or in the room.",
+            )
+        )
     elif action == Action.PROGRESS and progress_step and request.progress is not None:
         found.append(Note("say", f"{round(request.progress)}% done."))
     elif action == Action.SUCCEED:
@@ -74,8 +90,10 @@ def _continued(request: RequestRow, said: TimelineRow | None) -> list[str]:
     ended = "; ".join(ended_lines(request.prompt))
     if not ended:
         ended = said.text.partition(": ")[2] if said is not None else "background work ended"
-    return [visible(f"Background continuation of {request.continuation_of}: {ended}."),
-            visible(f"{request.id} · {request.agent} reviews it for {request.requester}.")]
+    return [
+        visible(f"Background continuation of {request.continuation_of}: {ended}."),
+        visible(f"{request.id} · {request.agent} reviews it for {request.requester}."),
+    ]
 
 
 def ended_lines(prompt: str) -> list[str]:

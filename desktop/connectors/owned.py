@@ -17,8 +17,9 @@ from desktop.store.db import Store
 
 
 class ChatSetup:
-    def __init__(self, chat: Chat, store: Store, secrets: Secrets, problems: dict[str, str],
-                 wall: Callable[[], float]) -> None:
+    def __init__(
+        self, chat: Chat, store: Store, secrets: Secrets, problems: dict[str, str], wall: Callable[[], float]
+    ) -> None:
         """`problems`: connectors that could not start, and why."""
         self._chat, self._store, self._secrets, self._problems, self._wall = chat, store, secrets, problems, wall
 
@@ -44,8 +45,9 @@ class ChatSetup:
                 raise NotFound(f"there is no person '{person}'")
         with self._store.transaction() as conn:
             sql.map_person(conn, name, chat_user, person)
-            audit.append(conn, self._wall(), who, "map_chat_user", None,
-                         f"{name} user {chat_user} is {person or 'nobody now'}")
+            audit.append(
+                conn, self._wall(), who, "map_chat_user", None, f"{name} user {chat_user} is {person or 'nobody now'}"
+            )
 
     async def remove(self, name: str, who: Actor) -> None:
         await self._chat.remove(name)

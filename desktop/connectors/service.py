@@ -103,9 +103,14 @@ class Chat:
                 retry_after = error.retry_after if isinstance(error, ChatUnavailable) else None
                 wait = retry_after or BACKOFF[min(failures, len(BACKOFF) - 1)]
                 failures += 1
-                log.log(logging.WARNING if isinstance(error, ChatUnavailable) else logging.ERROR,
-                        "%s: %s; trying again in %.0f s", connector.name, error, wait,
-                        exc_info=not isinstance(error, ChatUnavailable))
+                log.log(
+                    logging.WARNING if isinstance(error, ChatUnavailable) else logging.ERROR,
+                    "%s: %s; trying again in %.0f s",
+                    connector.name,
+                    error,
+                    wait,
+                    exc_info=not isinstance(error, ChatUnavailable),
+                )
                 await asyncio.sleep(wait)
                 continue
             failures = 0
@@ -122,13 +127,18 @@ class Chat:
     def on_change(self, request: RequestRow, action: Action) -> None:
         """The ledger's listener: the change's messages go to the outbox of each connector with a thread for it."""
         conn = self._store.conn
-        if not self.connectors or (action != Action.CREATE and not any(  # most changes: no thread anywhere
-                sql.thread(conn, name, request.id) for name in self.connectors)):
+        if not self.connectors or (
+            action != Action.CREATE
+            and not any(  # most changes: no thread anywhere
+                sql.thread(conn, name, request.id) for name in self.connectors
+            )
+        ):
             return
         question = self._ledger.open_question(request.id) if action == Action.ASK else None
         step = self._progress_step(request) if action == Action.PROGRESS else False
-        found = notes(request, action, requests_sql.last_timeline(conn, request.id),
-                      question.text if question else None, step)
+        found = notes(
+            request, action, requests_sql.last_timeline(conn, request.id), question.text if question else None, step
+        )
         if not found:
             return
         with self._store.transaction() as conn:
@@ -198,8 +208,10 @@ class Chat:
         the refusal to say to that person. Nothing is queued for someone the owner has not named."""
         name = self.who(connector, chat_user)
         if name is None:
-            return ("Sorry, I don't know who you are here yet, so nothing was queued. The owner can add you with "
-                    f"`cox connector map {connector} {chat_user} <your name>`.")
+            return (
+                "Sorry, I don't know who you are here yet, so nothing was queued. The owner can add you with "
+                f"`cox connector map {connector} {chat_user} <your name>`."
+            )
         if sql.has_origin(self._store.conn, connector, message):
             return None  # the chat delivered the same message again
         agent, _, prompt = text.strip().partition(" ")

@@ -11,8 +11,10 @@ from desktop.platform.secrets import Secrets
 from desktop.store import chat as sql
 from desktop.store.db import Store
 
-SECRET_NAMES = {"slack": {"app_token": "slack_app_token", "bot_token": "slack_bot_token"},  # field -> keyring name
-                "feishu": {"app_secret": "feishu_app_secret"}}
+SECRET_NAMES = {
+    "slack": {"app_token": "slack_app_token", "bot_token": "slack_bot_token"},  # field -> keyring name
+    "feishu": {"app_secret": "feishu_app_secret"},
+}
 
 
 async def _sdk(kind: str) -> Any:
@@ -21,8 +23,9 @@ async def _sdk(kind: str) -> Any:
     return await asyncio.to_thread(importlib.import_module, f"desktop.connectors.{kind}")
 
 
-async def add(chat: Chat, store: Store, secrets: Secrets, kind: str, tokens: dict[str, str], config: dict[str, Any],
-              at: float) -> str:
+async def add(
+    chat: Chat, store: Store, secrets: Secrets, kind: str, tokens: dict[str, str], config: dict[str, Any], at: float
+) -> str:
     """Check, store and start; returns what the chat said the tokens are (e.g. the workspace and bot)."""
     if kind not in SECRET_NAMES:
         raise NotFound(f"there is no connector '{kind[:20]}'; known: {', '.join(SECRET_NAMES)}")
@@ -58,7 +61,13 @@ async def start_all(chat: Chat, store: Store, secrets: Secrets) -> dict[str, str
 
 
 def listing(chat: Chat, store: Store, problems: dict[str, str]) -> list[dict[str, Any]]:
-    return [{"name": name, "channel": config.get("channel"), "people": sql.people(store.conn, name),
-             "connected": name in chat.connectors and chat.connectors[name].connected(),
-             "problem": problems.get(name)}
-            for name, config in sql.connectors(store.conn).items()]
+    return [
+        {
+            "name": name,
+            "channel": config.get("channel"),
+            "people": sql.people(store.conn, name),
+            "connected": name in chat.connectors and chat.connectors[name].connected(),
+            "problem": problems.get(name),
+        }
+        for name, config in sql.connectors(store.conn).items()
+    ]

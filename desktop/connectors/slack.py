@@ -91,8 +91,9 @@ class SlackConnector:
             text = MENTION.sub("", event.get("text", ""), count=1)
             await self._ask(event["user"], event["channel"], event["ts"], text)
         elif kind == "slash_commands":
-            posted = await self.web.chat_postMessage(channel=payload["channel_id"],
-                                                     text=f"<@{payload['user_id']}>: {escaped(payload['text'])}")
+            posted = await self.web.chat_postMessage(
+                channel=payload["channel_id"], text=f"<@{payload['user_id']}>: {escaped(payload['text'])}"
+            )
             await self._ask(payload["user_id"], payload["channel_id"], str(posted["ts"]), payload.get("text", ""))
         elif kind == "interactive" and payload.get("type") == "block_actions":
             user, channel = payload["user"]["id"], payload["channel"]["id"]
@@ -100,8 +101,12 @@ class SlackConnector:
                 if action.get("action_id") in ("approve", "deny"):
                     refusal = self._chat.answer(self.name, user, action["value"], action["action_id"])
                     if refusal:
-                        await self.web.chat_postEphemeral(channel=channel, user=user, text=escaped(refusal),
-                                                          thread_ts=payload.get("message", {}).get("ts"))
+                        await self.web.chat_postEphemeral(
+                            channel=channel,
+                            user=user,
+                            text=escaped(refusal),
+                            thread_ts=payload.get("message", {}).get("ts"),
+                        )
 
     async def _ask(self, user: str, channel: str, ts: str, text: str) -> None:
         refusal = self._chat.ask(self.name, user, channel, ts, text)
@@ -123,8 +128,13 @@ class SlackConnector:
                 await self.web.chat_update(channel=thread.channel, ts=thread.approval, text=text, blocks=[])
                 return {"approval": None}
             blocks = _buttons(item.request_id, text) if item.body.get("buttons") else None
-            posted = await self.web.chat_postMessage(channel=thread.channel, text=text, blocks=blocks,
-                                                     thread_ts=thread.thread or thread.origin, unfurl_links=False)
+            posted = await self.web.chat_postMessage(
+                channel=thread.channel,
+                text=text,
+                blocks=blocks,
+                thread_ts=thread.thread or thread.origin,
+                unfurl_links=False,
+            )
         except SlackApiError as error:
             status, data = error.response.status_code, error.response.data
             retry = float(error.response.headers.get("Retry-After", 0) or 0) if status == 429 else None
@@ -141,9 +151,26 @@ class SlackConnector:
 
 
 def _buttons(request_id: str, text: str) -> list[dict[str, Any]]:
-    return [{"type": "section", "text": {"type": "mrkdwn", "text": text}},
-            {"type": "actions", "block_id": f"answer {request_id}", "elements": [
-                {"type": "button", "action_id": "approve", "value": request_id, "style": "primary",
-                 "text": {"type": "plain_text", "text": "Approve"}},
-                {"type": "button", "action_id": "deny", "value": request_id, "style": "danger",
-                 "text": {"type": "plain_text", "text": "Deny"}}]}]
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": text}},
+        {
+            "type": "actions",
+            "block_id": f"answer {request_id}",
+            "elements": [
+                {
+                    "type": "button",
+                    "action_id": "approve",
+                    "value": request_id,
+                    "style": "primary",
+                    "text": {"type": "plain_text", "text": "Approve"},
+                },
+                {
+                    "type": "button",
+                    "action_id": "deny",
+                    "value": request_id,
+                    "style": "danger",
+                    "text": {"type": "plain_text", "text": "Deny"},
+                },
+            ],
+        },
+    ]

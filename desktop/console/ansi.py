@@ -23,8 +23,10 @@ REDRAW = re.compile(r"\r|\x1b\[2K|\x1b\[1?G|\x1b\[0?1G")
 DIRTY = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 RARE = scanner([(0, r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")], single=True)  # but `\r` and ESC
 # ESCAPE but a colour code, over many lines: an unterminated string sequence stops at the line's end
-NOT_SGR = re.compile(r"\x1b(?!\[[0-9;:]*m)(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\|(?=\n)|\Z)"
-                     r"|[PX^_][^\x1b\n]*(?:\x1b\\|(?=\n)|\Z)|[ -/]*[0-~]|)|[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]")
+NOT_SGR = re.compile(
+    r"\x1b(?!\[[0-9;:]*m)(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\|(?=\n)|\Z)"
+    r"|[PX^_][^\x1b\n]*(?:\x1b\\|(?=\n)|\Z)|[ -/]*[0-~]|)|[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]"
+)
 REDRAW_CODES = ("\x1b[2K", "\x1b[G", "\x1b[1G", "\x1b[01G")  # REDRAW but the carriage return
 
 

@@ -20,15 +20,19 @@ MARK = "[redacted]"
 KEY_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----")
 KEY_END = re.compile(r"-----END[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----")
 # where a key block starts: its header, or a DER key body in base64 printed without one (PKCS#8, PKCS#1, SEC1)
-KEY_START = re.compile(r"(?P<begin>-----BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----)[A-Za-z0-9+/=\\]*"
-                       r"|(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{3}(?:IBA|BOBgkqhkiG9w0BBQ0w)|MIG[A-Za-z0-9+/]AgEA"
-                       r"|MHcCAQEE)[A-Za-z0-9+/]{16,}={0,2}")
+KEY_START = re.compile(
+    r"(?P<begin>-----BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----)[A-Za-z0-9+/=\\]*"
+    r"|(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{3}(?:IBA|BOBgkqhkiG9w0BBQ0w)|MIG[A-Za-z0-9+/]AgEA"
+    r"|MHcCAQEE)[A-Za-z0-9+/]{16,}={0,2}"
+)
 KEY_FIRST = ("-----BEGIN", "MII", "MIG", "MHcCAQEE")
 # what may follow a key's start on its line for the block to go on to the next lines: more of the body
 BODY_REST = re.compile(r"(?:[\s\"',]|\\[nr]|[A-Za-z0-9+/=]{16,})*")
 # a line that can be inside a key block: base64 (long, or with a digit or symbol), a PEM header, or nothing
-PEM_LINE = re.compile(PREFIX.pattern + r"(?:(?=[A-Za-z0-9+/]{20}|[A-Za-z]*[0-9+/=])[A-Za-z0-9+/]+={0,2}"
-                      r"|Proc-Type: [\w,]+|DEK-Info: [\w,\-]+|Comment: .*)?[\s\"',\\]*")
+PEM_LINE = re.compile(
+    PREFIX.pattern + r"(?:(?=[A-Za-z0-9+/]{20}|[A-Za-z]*[0-9+/=])[A-Za-z0-9+/]+={0,2}"
+    r"|Proc-Type: [\w,]+|DEK-Info: [\w,\-]+|Comment: .*)?[\s\"',\\]*"
+)
 MAX_KEY_LINES = 100  # a block with no END ends after this many lines
 
 
@@ -123,7 +127,7 @@ class Redactor:
                 carried.append((0, end))
                 if end < rest - 1:  # it ended at an END inside a line: the line is read whole, as within a read
                     start = plain.rfind("\n", 0, end) + 1
-                    carried += [(start + a, start + b) for a, b in spans(plain[start:rest - 1])]
+                    carried += [(start + a, start + b) for a, b in spans(plain[start : rest - 1])]
         if rest > len(plain):
             found: list[tuple[int, int]] = []
         else:
@@ -182,7 +186,7 @@ def _spans(text: str) -> tuple[list[tuple[int, int]], int | None]:
         if not patterns:
             continue
         prefix = PREFIX.match(text, line_start, line_end)
-        line = text[prefix.end() if prefix is not None else line_start:line_end]
+        line = text[prefix.end() if prefix is not None else line_start : line_end]
         shift = line_end - len(line)
         for index in sorted(patterns):
             groups = GROUPS[index]
@@ -236,8 +240,9 @@ def _redact_lines(lines: list[str], plain: str, found: list[tuple[int, int]]) ->
     for number, (line_plain, line_spans) in touched.items():
         line = lines[number]
         codes = list(SGR.finditer(line)) if "\x1b" in line else []
-        lines[number] = _replace_around_codes(line, line_plain, codes, line_spans) if codes else _replace(
-            line, line_spans)
+        lines[number] = (
+            _replace_around_codes(line, line_plain, codes, line_spans) if codes else _replace(line, line_spans)
+        )
 
 
 def _mark(secret: str) -> str:
@@ -266,7 +271,7 @@ def _replace_around_codes(text: str, plain: str, codes: list[re.Match[str]], fou
         while k < len(placed) and placed[k][0] <= start:
             shift += len(placed[k][1])
             k += 1
-        out += [text[copied:start + shift], _mark(plain[start:end])]
+        out += [text[copied : start + shift], _mark(plain[start:end])]
         while k < len(placed) and placed[k][0] < end:
             out.append(placed[k][1])
             shift += len(placed[k][1])

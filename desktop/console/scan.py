@@ -30,9 +30,12 @@ class Scanner:
         """`single`: each expression reports its first match only (for `matches`)."""
         hyperscan = _hyperscan()
         self._database = hyperscan.Database()
-        self._database.compile(expressions=[expression.encode() for _, expression in expressions],
-                               ids=[ident for ident, _ in expressions], elements=len(expressions),
-                               flags=hyperscan.HS_FLAG_MULTILINE | (hyperscan.HS_FLAG_SINGLEMATCH if single else 0))
+        self._database.compile(
+            expressions=[expression.encode() for _, expression in expressions],
+            ids=[ident for ident, _ in expressions],
+            elements=len(expressions),
+            flags=hyperscan.HS_FLAG_MULTILINE | (hyperscan.HS_FLAG_SINGLEMATCH if single else 0),
+        )
         self._scratch = threading.local()  # a scan needs scratch space of its own in each thread
 
     def matches(self, data: bytes) -> bool:

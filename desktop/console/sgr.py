@@ -8,8 +8,24 @@ from typing import Any
 from desktop.console.ansi import SGR
 
 # xterm's 16 colours, normal then bright
-PALETTE_16 = ("#000000", "#cd3131", "#0dbc79", "#e5e510", "#2472c8", "#bc3fbc", "#11a8cd", "#e5e5e5",
-              "#666666", "#f14c4c", "#23d18b", "#f5f543", "#3b8eea", "#d670d6", "#29b8db", "#ffffff")
+PALETTE_16 = (
+    "#000000",
+    "#cd3131",
+    "#0dbc79",
+    "#e5e510",
+    "#2472c8",
+    "#bc3fbc",
+    "#11a8cd",
+    "#e5e5e5",
+    "#666666",
+    "#f14c4c",
+    "#23d18b",
+    "#f5f543",
+    "#3b8eea",
+    "#d670d6",
+    "#29b8db",
+    "#ffffff",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +49,7 @@ def runs(line: str) -> list[tuple[str, Style]]:
     found: list[tuple[str, Style]] = []
     style, at = PLAIN, 0
     for match in SGR.finditer(line):
-        _add(found, line[at:match.start()], style)
+        _add(found, line[at : match.start()], style)
         style = apply(style, match.group()[2:-1])
         at = match.end()
     _add(found, line[at:], style)
@@ -57,7 +73,7 @@ def apply(style: Style, params: str) -> Style:
     while i < len(codes):
         code = codes[i]
         if code in (38, 48):
-            colour, used = _extended(codes[i + 1:])
+            colour, used = _extended(codes[i + 1 :])
             style = replace(style, fg=colour) if code == 38 else replace(style, bg=colour)
             i += 1 + used
             continue
@@ -67,9 +83,17 @@ def apply(style: Style, params: str) -> Style:
 
 
 _FLAGS: dict[int, dict[str, Any]] = {
-    1: {"bold": True}, 2: {"faint": True}, 3: {"italic": True}, 4: {"underline": True}, 7: {"inverse": True},
-    22: {"bold": False, "faint": False}, 23: {"italic": False}, 24: {"underline": False}, 27: {"inverse": False},
-    39: {"fg": None}, 49: {"bg": None},
+    1: {"bold": True},
+    2: {"faint": True},
+    3: {"italic": True},
+    4: {"underline": True},
+    7: {"inverse": True},
+    22: {"bold": False, "faint": False},
+    23: {"italic": False},
+    24: {"underline": False},
+    27: {"inverse": False},
+    39: {"fg": None},
+    49: {"bg": None},
 }
 
 

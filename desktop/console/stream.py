@@ -48,7 +48,7 @@ class ConsoleStream:
         """The lines this read finished or changed (a repeat changes the count of the line before it)."""
         text = self._partial + self._decoder.decode(data)
         end = text.rfind("\n")
-        self._partial = _bounded(text[end + 1:])
+        self._partial = _bounded(text[end + 1 :])
         return self._take(text[:end]) if end >= 0 else []
 
     def finish(self) -> list[Line]:

@@ -22,8 +22,11 @@ class Counts:
     skipped: int = 0
 
     def add(self, other: "Counts") -> None:
-        self.passed, self.failed, self.skipped = (self.passed + other.passed, self.failed + other.failed,
-                                                  self.skipped + other.skipped)
+        self.passed, self.failed, self.skipped = (
+            self.passed + other.passed,
+            self.failed + other.failed,
+            self.skipped + other.skipped,
+        )
 
 
 @dataclass
@@ -66,8 +69,15 @@ def _numbers(text: str, words: dict[str, str]) -> Counts:
     return counts
 
 
-PYTEST_WORDS = {"passed": "passed", "xpassed": "passed", "failed": "failed", "error": "failed", "errors": "failed",
-                "skipped": "skipped", "xfailed": "skipped"}
+PYTEST_WORDS = {
+    "passed": "passed",
+    "xpassed": "passed",
+    "failed": "failed",
+    "error": "failed",
+    "errors": "failed",
+    "skipped": "skipped",
+    "xfailed": "skipped",
+}
 JEST_WORDS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "todo": "skipped"}  # and vitest's
 
 # (runner, pattern, what a match means): "pass" / "fail" / "skip" one test; "summary" a whole run's counts;
@@ -77,7 +87,8 @@ JEST_WORDS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "tod
 # in full (pytest's short summary); "internal" pytest's own crash; "suite-failed" says the node:test failure
 # before it was a suite's. The first rule that matches a line decides.
 LINE_RULES: list[tuple[str, str, str]] = [
-    (runner, pattern, kind) for runner, pattern, kind in (
+    (runner, pattern, kind)
+    for runner, pattern, kind in (
         # lines that say which runner this is (its per-test lines may look like another's)
         ("pytest", r"^=+ test session starts =+$", "start"),
         ("pytest", r"^bringing up nodes\.\.\.", "signature"),  # xdist under -q
@@ -90,19 +101,28 @@ LINE_RULES: list[tuple[str, str, str]] = [
         ("pytest", r"^INTERNALERROR>", "internal"),
         ("pytest", r"^(?:FAILED|ERROR) (?P<name>\S+::\S+)", "failure-name"),
         ("pytest", r"^worker '[^']*' crashed while running '(?P<name>[^']+)'", "failure-name"),
-        ("pytest", r"^=*[ \t]*(?P<body>(?:\d+ (?:passed|failed|skipped|errors?|xfailed|xpassed|deselected"
-                   r"|warnings?|rerun)(?:, )?)+) in [\d.]+s", "summary"),
-        ("pytest", r"^(?P<name>\S+::\S+)(?: \S+)* (?P<kind>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b",
-         "verbose"),
-        ("pytest", r"^\[gw\d+\] \[[ \t]*\d+%\] (?P<kind>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (?P<name>\S+)",
-         "verbose"),
+        (
+            "pytest",
+            r"^=*[ \t]*(?P<body>(?:\d+ (?:passed|failed|skipped|errors?|xfailed|xpassed|deselected"
+            r"|warnings?|rerun)(?:, )?)+) in [\d.]+s",
+            "summary",
+        ),
+        ("pytest", r"^(?P<name>\S+::\S+)(?: \S+)* (?P<kind>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b", "verbose"),
+        (
+            "pytest",
+            r"^\[gw\d+\] \[[ \t]*\d+%\] (?P<kind>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (?P<name>\S+)",
+            "verbose",
+        ),
         ("pytest", r"^(?P<name>\S+\.py) (?P<dots>[.FEsxX]+)[ \t]*(?:\[[ \t]*\d+%\])?$", "progress"),
         ("pytest", r"^(?P<dots>[.FEsxX]+)(?P<tail>[ \t]+\[[ \t]*\d+%\]|\[gw\d+\] node down: .*)?$", "dots"),
         ("vitest", r"^[ \t]*Tests[ \t]+(?P<body>(?:\d+ \w+(?: \| )?)+) \(\d+\)", "summary"),
         ("jest", r"^Tests:[ \t]+(?P<body>.*\d+ total)", "summary"),
         ("node:test", r"^(?:ℹ|#) (?P<word>pass|fail|skipped|todo|tests) (?P<n>\d+)$", "line-summary"),
-        ("playwright", r"^[ \t]+(?P<n>\d+) (?P<word>passed|failed|skipped|flaky|did not run)(?: \(.*\))?$",
-         "line-summary"),
+        (
+            "playwright",
+            r"^[ \t]+(?P<n>\d+) (?P<word>passed|failed|skipped|flaky|did not run)(?: \(.*\))?$",
+            "line-summary",
+        ),
         ("playwright", r"^[ \t]+\d+\) (?P<name>.*?)(?:[ \t]+─+)?$", "heading"),
         ("playwright", r"^[ \t]+✓[ \t]+\d+ (?P<name>.*?)(?: \(\d+(?:\.\d+)?m?s\))?$", "pass"),
         ("playwright", r"^[ \t]+✘[ \t]+\d+ (?P<name>.*?)(?: \(\d+(?:\.\d+)?m?s\))?$", "fail"),
@@ -124,7 +144,8 @@ LINE_RULES: list[tuple[str, str, str]] = [
         ("node:test", r"^[ \t]*ok \d+ - (?P<name>.*?) # (?:SKIP|TODO)\b", "skip"),
         ("node:test", r"^[ \t]*ok \d+ - (?P<name>.*)$", "pass"),
         ("node:test", r"^[ \t]*not ok \d+ - (?P<name>.*)$", "fail"),
-    )]
+    )
+]
 RULES = [re.compile(pattern) for _, pattern, _ in LINE_RULES]
 # One pass of RE2 (a DFA over the UTF-8 bytes, without groups to fill) finds every line a rule matches, after an
 # optional package prefix; Python's engine then tells which rule on that line alone (each rule a group, 2 + its
@@ -135,8 +156,16 @@ WHICH = re.compile("(" + PREFIX.pattern.removeprefix("^") + ")?(?:" + "|".join(f
 PLACED = {"fail", "verbose", "progress", "dots", "heading", "reports", "internal"}  # kinds whose raw line is needed
 
 
-SUMMARY_WORDS = {"pass": "passed", "passed": "passed", "flaky": "passed", "fail": "failed", "failed": "failed",
-                 "skipped": "skipped", "todo": "skipped", "did not run": "skipped"}
+SUMMARY_WORDS = {
+    "pass": "passed",
+    "passed": "passed",
+    "flaky": "passed",
+    "fail": "failed",
+    "failed": "failed",
+    "skipped": "skipped",
+    "todo": "skipped",
+    "did not run": "skipped",
+}
 PYTEST_TITLE = re.compile(r"^ERROR (?:at (?:setup|teardown) of |collecting )")
 
 
@@ -167,8 +196,13 @@ class TestRuns:
 
     def summary(self) -> dict[str, object]:
         counts = self.counts()
-        return {"runner": self.runner, "passed": counts.passed, "failed": counts.failed, "skipped": counts.skipped,
-                "first_failure": self.first_failure}
+        return {
+            "runner": self.runner,
+            "passed": counts.passed,
+            "failed": counts.failed,
+            "skipped": counts.skipped,
+            "first_failure": self.first_failure,
+        }
 
     def feed(self, text: str, first_raw_line: int) -> None:
         """Plain text of whole lines; `first_raw_line` is the raw line number of its first line."""
@@ -177,21 +211,26 @@ class TestRuns:
         for match in FIND.finditer(data):
             start = match.start()
             end = data.find(b"\n", start)
-            line = data[start:end if end >= 0 else len(data)].decode()
+            line = data[start : end if end >= 0 else len(data)].decode()
             which = WHICH.match(line)
             if which is None or which.lastindex is None:
                 continue
             index = which.lastindex - 2  # group 1 is the prefix, then one group a rule (and no others)
             runner, _, kind = LINE_RULES[index]
             prefix = which.group(1) or ""
-            found = RULES[index].match(line[len(prefix):])
+            found = RULES[index].match(line[len(prefix) :])
             if found is None:
                 continue
             if kind in PLACED:
                 line_at += data.count(b"\n", counted, start)
                 counted = start
-            self._line(prefix, runner, kind, {k: v for k, v in found.groupdict().items() if v is not None},
-                       first_raw_line + line_at)
+            self._line(
+                prefix,
+                runner,
+                kind,
+                {k: v for k, v in found.groupdict().items() if v is not None},
+                first_raw_line + line_at,
+            )
 
     def _line(self, prefix: str, runner: str, kind: str, match: dict[str, str], raw_line: int) -> None:
         run = self._runs.setdefault(prefix, _Run())
@@ -242,8 +281,16 @@ class TestRuns:
         else:  # node:test's per-test line is the start of its report too (the error follows it)
             self._one(prefix, run, kind, match["name"], raw_line, located=runner == "node:test")
 
-    def _one(self, prefix: str, run: _Run, outcome: str, name: str | None, raw_line: int, located: bool = False,
-             vague: bool = False) -> None:
+    def _one(
+        self,
+        prefix: str,
+        run: _Run,
+        outcome: str,
+        name: str | None,
+        raw_line: int,
+        located: bool = False,
+        vague: bool = False,
+    ) -> None:
         if outcome == "pass":
             run.live.passed += 1
         elif outcome == "fail":
@@ -323,9 +370,15 @@ def failure_heading(name: str) -> re.Pattern[str]:
     `FAIL  file > suite > name` and `⎯⎯ Unhandled Rejection ⎯⎯`, Playwright's `1) [chromium] › file:3:1 › name ──`,
     node:test's `not ok 3 - name` and `✖ name (1ms)`, pytest's first `INTERNALERROR>`."""
     short = re.escape(".".join(name.split("::")[1:]) if "::" in name else name)
-    forms = [rf"_+ (?:ERROR at (?:setup|teardown) of |ERROR collecting )?{short} _+$", rf"\s*● (?:.* › )?{short}$",
-             rf"\s*FAIL\s+(?:.* > )?{short}$", rf"⎯+ {short} ⎯+$", rf"\s*\d+\) {short}(?:\s+─+)?$",
-             rf"\s*not ok \d+ - {short}$", rf"\s*✖ {short}(?: \([\d.]+m?s\))?$"]
+    forms = [
+        rf"_+ (?:ERROR at (?:setup|teardown) of |ERROR collecting )?{short} _+$",
+        rf"\s*● (?:.* › )?{short}$",
+        rf"\s*FAIL\s+(?:.* > )?{short}$",
+        rf"⎯+ {short} ⎯+$",
+        rf"\s*\d+\) {short}(?:\s+─+)?$",
+        rf"\s*not ok \d+ - {short}$",
+        rf"\s*✖ {short}(?: \([\d.]+m?s\))?$",
+    ]
     if "::" in name:
         forms.append(rf"_+ {re.escape(name.split('::')[0])} _+$")
     if name == "INTERNALERROR":

@@ -46,21 +46,39 @@ def _name_value() -> str:
         first = rf"[^{stop}$<`.~*{letter}][^{stop}]{{2}}|\.[^{stop}/]|~[^{stop}/]|\*\*?[^{stop}*]"
         return rf"(?:{first})[^{stop}\x80-\xff]*(?:[{IN_LINE}\"',;&\x80-\xff]|$)"
 
-    return (rf"{NAME_BEGINS}[A-Za-z0-9_.\-\x80-\xff]*{SW}[\"']?(?:{WS}*=>?{WS}*[\"']?{value('')}|{WS}*:{WS}*"
-            rf"(?:[\"']{value('')}|{value('A-Za-z')}|[A-Za-z]+[^A-Za-z{SPACE}\"',;&.)\]|]))")
+    return (
+        rf"{NAME_BEGINS}[A-Za-z0-9_.\-\x80-\xff]*{SW}[\"']?(?:{WS}*=>?{WS}*[\"']?{value('')}|{WS}*:{WS}*"
+        rf"(?:[\"']{value('')}|{value('A-Za-z')}|[A-Za-z]+[^A-Za-z{SPACE}\"',;&.)\]|]))"
+    )
 
 
 # one entry a pattern of redact_rules.PATTERNS, in its order: the triggers of that pattern
 BY_PATTERN: list[list[str]] = [
     # tokens with a shape
-    [r"gh[pousr]_[A-Za-z0-9]{36}", r"github_pat_[A-Za-z0-9_]{22}",
-     r"gl(?:pat|dt|rt|ptt|cbt|imt|soat|ffct|oas)-[A-Za-z0-9_\-]{20}", r"xox[abposre]-[A-Za-z0-9\-]{10}", r"xapp-",
-     r"[sr]k_(?:live|test)_[A-Za-z0-9]{16}", r"whsec_[A-Za-z0-9]{24}", r"sk-[A-Za-z0-9_\-]{20}",
-     r"AIza[0-9A-Za-z_\-]{35}", r"GOCSPX-[A-Za-z0-9_\-]{28}", r"ya29\.[0-9A-Za-z_\-]{20}",
-     r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}", r"npm_[A-Za-z0-9]{36}", r"pypi-[A-Za-z0-9_\-]{50}",
-     r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10}", r"hv[sbr]\.[A-Za-z0-9_\-]{20}",
-     r"PMAK-[0-9a-fA-F]{24}-", r"dckr_(?:pat|oat)_[A-Za-z0-9_\-]{20}", r"SG\.[A-Za-z0-9_\-]{16,32}\.",
-     r"NRAK-[A-Z0-9]{27}", r"Q~[A-Za-z0-9_~.\-]{31}", r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{8}"],
+    [
+        r"gh[pousr]_[A-Za-z0-9]{36}",
+        r"github_pat_[A-Za-z0-9_]{22}",
+        r"gl(?:pat|dt|rt|ptt|cbt|imt|soat|ffct|oas)-[A-Za-z0-9_\-]{20}",
+        r"xox[abposre]-[A-Za-z0-9\-]{10}",
+        r"xapp-",
+        r"[sr]k_(?:live|test)_[A-Za-z0-9]{16}",
+        r"whsec_[A-Za-z0-9]{24}",
+        r"sk-[A-Za-z0-9_\-]{20}",
+        r"AIza[0-9A-Za-z_\-]{35}",
+        r"GOCSPX-[A-Za-z0-9_\-]{28}",
+        r"ya29\.[0-9A-Za-z_\-]{20}",
+        r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}",
+        r"npm_[A-Za-z0-9]{36}",
+        r"pypi-[A-Za-z0-9_\-]{50}",
+        r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10}",
+        r"hv[sbr]\.[A-Za-z0-9_\-]{20}",
+        r"PMAK-[0-9a-fA-F]{24}-",
+        r"dckr_(?:pat|oat)_[A-Za-z0-9_\-]{20}",
+        r"SG\.[A-Za-z0-9_\-]{16,32}\.",
+        r"NRAK-[A-Z0-9]{27}",
+        r"Q~[A-Za-z0-9_~.\-]{31}",
+        r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{8}",
+    ],
     [r"hooks\.slack\.com/"],
     [r"(?:AKIA|ASIA)[0-9A-Z]{16},[A-Za-z0-9/+]{40}"],
     [r",(?:AKIA|ASIA)[0-9A-Z]{16},"],
@@ -70,21 +88,31 @@ BY_PATTERN: list[list[str]] = [
     [r"Signature=[0-9a-fA-F]{32}"],
     [ci("response") + r"=\"[0-9a-fA-F]{16}"],
     [rf"://[^/{SPACE}:@\"'<>]*:[^/{SPACE}\"'<>$`][^/{SPACE}\"'<>]*@"],
-    [r"[?&]" + ci("(?:key|sig|signature|token|access_token|refresh_token|id_token|api_key|api-key|apikey|auth"
-                  "|client_secret|password|passwd|pwd|secret|code|appid|app_id|app_key|x-amz-signature"
-                  "|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential)")
-     + rf"=[^&{SPACE}#\"'<>$`]"],
+    [
+        r"[?&]"
+        + ci(
+            "(?:key|sig|signature|token|access_token|refresh_token|id_token|api_key|api-key|apikey|auth"
+            "|client_secret|password|passwd|pwd|secret|code|appid|app_id|app_key|x-amz-signature"
+            "|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential)"
+        )
+        + rf"=[^&{SPACE}#\"'<>$`]"
+    ],
     # a flag: not `--password-stdin`, not `--token flag …`, not `--api-key $KEY`
-    ["-" + ci("(?:password|passwd|pass|token|secret|api-?key|auth|account-key|access-key|secret-key|private-key)")
-     + rf"(?:=(?:[\"']|[^{SPACE}\"'$<`\-])"
-       rf"|{WS}+(?:[\"']|[^A-Za-z{SPACE}$<`\-]|[A-Za-z]+[^A-Za-z{SPACE}]))"],
+    [
+        "-"
+        + ci("(?:password|passwd|pass|token|secret|api-?key|auth|account-key|access-key|secret-key|private-key)")
+        + rf"(?:=(?:[\"']|[^{SPACE}\"'$<`\-])"
+        rf"|{WS}+(?:[\"']|[^A-Za-z{SPACE}$<`\-]|[A-Za-z]+[^A-Za-z{SPACE}]))"
+    ],
     [rf"curl[^\n]*(?:-u|--user)(?:=|{WS}*)[\"']?[^{SPACE}:\"']*:[^{SPACE}\"'$<`]"],
     [rf"(?:mysql|mariadb)[^\n]*{WS}-p{VALUE}"],
     [rf"login[^\n]*{WS}-p(?:=|{WS}+){VALUE}"],
     [rf"sshpass{WS}+-p"],
     [r"redis-cli"],
-    [rf"(?:{ci('set')}{WS}+-[A-Za-z\x80-\xff]+|{ci('setenv')}|{ci('config(?:ure)?')}{WS}+{ci('set')}){WS}+"
-     rf"[^{SPACE}=]*{SW}[A-Za-z0-9_\-\x80-\xff]*{WS}+{VALUE}"],
+    [
+        rf"(?:{ci('set')}{WS}+-[A-Za-z\x80-\xff]+|{ci('setenv')}|{ci('config(?:ure)?')}{WS}+{ci('set')}){WS}+"
+        rf"[^{SPACE}=]*{SW}[A-Za-z0-9_\-\x80-\xff]*{WS}+{VALUE}"
+    ],
     [rf"rclone{WS}+config"],
     [rf"htpasswd{WS}+-"],
     [ci("cookie:")],
@@ -93,8 +121,10 @@ BY_PATTERN: list[list[str]] = [
     [rf"\$\{{[A-Za-z0-9_\x80-\xff]*{SW}[A-Za-z0-9_\x80-\xff]*:?[\-=][^}}{SPACE}\"'`$<]"],
     # YAML and the like: a value that is not a reference or code (that the name begins the line's own words is left
     # to the pattern: a trigger that looked for it would scan three times slower)
-    [rf"{SW}[\"']?{WS}*:{WS}+"
-     rf"[^{SPACE}\"'#$<`\[{{|>(){{}}\]=][^(){{}}\[\]=#\n]*(?:#|$)"],
+    [
+        rf"{SW}[\"']?{WS}*:{WS}+"
+        rf"[^{SPACE}\"'#$<`\[{{|>(){{}}\]=][^(){{}}\[\]=#\n]*(?:#|$)"
+    ],
     [rf"{SW}[\"']?{WS}*(?:[:=]|=>){WS}*(?:\"[^\"\n$<`][^\"\n]{{2}}[^\"\n]*\"|'[^'\n$<`][^'\n]{{2}}[^'\n]*')"],
     [rf"{SW}>(?:[\"']|[^<\n$`\"'])"],
     [ci("(?:password|pwd)") + rf"{WS}*={WS}*[^;\n\"'$<`][^;\n\"']*;"],
@@ -107,10 +137,17 @@ BY_PATTERN: list[list[str]] = [
 assert len(BY_PATTERN) == len(PATTERNS), "a trigger list for each pattern"
 # two more ids: redact.py's key blocks (KEY_START) and unnamed Azure keys (PADDED_KEY)
 KEY_ID, PADDED_ID = len(PATTERNS), len(PATTERNS) + 1
-KEY_STARTS = [r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY", r"MII[A-Za-z0-9+/]{3}(?:IBA|BOBgkqhkiG9w0BBQ0w)",
-              r"MIG[A-Za-z0-9+/]AgEA", r"MHcCAQEE"]
-SCANNER = scanner([(index, trigger) for index, triggers in enumerate(BY_PATTERN) for trigger in triggers]
-                  + [(KEY_ID, trigger) for trigger in KEY_STARTS] + [(PADDED_ID, r"[A-Za-z0-9+/]{86}==")])
+KEY_STARTS = [
+    r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY",
+    r"MII[A-Za-z0-9+/]{3}(?:IBA|BOBgkqhkiG9w0BBQ0w)",
+    r"MIG[A-Za-z0-9+/]AgEA",
+    r"MHcCAQEE",
+]
+SCANNER = scanner(
+    [(index, trigger) for index, triggers in enumerate(BY_PATTERN) for trigger in triggers]
+    + [(KEY_ID, trigger) for trigger in KEY_STARTS]
+    + [(PADDED_ID, r"[A-Za-z0-9+/]{86}==")]
+)
 
 
 def candidates(text: str) -> Iterator[tuple[int, int, set[int]]]:

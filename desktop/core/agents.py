@@ -22,15 +22,21 @@ SESSION_NAME = re.compile(r"S[0-9]+")
 
 
 class Agents:
-    def __init__(self, store: Store, runtimes: Mapping[str, tuple[str, ...]], wall: Callable[[], float],
-                 efforts: Mapping[str, tuple[str, ...]] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        runtimes: Mapping[str, tuple[str, ...]],
+        wall: Callable[[], float],
+        efforts: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
         """`runtimes`: each runtime's name and the permission modes it accepts; `efforts`: the effort levels of
         those that have them."""
         self._store, self._runtimes, self._wall = store, runtimes, wall
         self._efforts = efforts or {}
 
-    def add(self, name: str, runtime: str, folder: str, actor: Actor, options: Mapping[str, Any] | None = None
-            ) -> AgentRow:
+    def add(
+        self, name: str, runtime: str, folder: str, actor: Actor, options: Mapping[str, Any] | None = None
+    ) -> AgentRow:
         if not actor.is_owner:
             raise Forbidden("only the owner can add agents")
         check_name(name, "agent")
@@ -47,8 +53,9 @@ class Agents:
         assert row is not None
         return row
 
-    def change(self, name: str, runtime: str, folder: str, actor: Actor, options: Mapping[str, Any] | None = None
-               ) -> AgentRow:
+    def change(
+        self, name: str, runtime: str, folder: str, actor: Actor, options: Mapping[str, Any] | None = None
+    ) -> AgentRow:
         """A new runtime, folder or options; what is queued runs with them, what runs now is left alone."""
         if not actor.is_owner:
             raise Forbidden("only the owner can change agents")
@@ -105,14 +112,17 @@ class Agents:
             allowed = ", ".join(self._efforts.get(runtime, ())) or f"none ({runtime} has no effort setting)"
             raise Invalid(f"'{str(effort)[:20]}' is not an effort level of {runtime}; use one of: {allowed}")
         if options.get("sessions") not in (None, "", "once", "ask"):
-            raise Invalid("sessions: 'once' (the owner approves a conversation's first session) or 'ask' (every "
-                          "session action waits for the owner)")
+            raise Invalid(
+                "sessions: 'once' (the owner approves a conversation's first session) or 'ask' (every "
+                "session action waits for the owner)"
+            )
         for key in options.get("env") or {}:
             if not ENV_NAME.fullmatch(key):
                 raise Invalid(f"'{key[:40]}' is not an environment variable name")
             if SECRET_NAME.search(key):
-                raise Invalid(f"{key} looks like a secret; keep it in the keyring (cox secret set) instead of the "
-                              "agent's options")
+                raise Invalid(
+                    f"{key} looks like a secret; keep it in the keyring (cox secret set) instead of the agent's options"
+                )
         return {key: value for key, value in options.items() if value not in (None, "", [], {})}
 
     def runtimes(self) -> dict[str, list[str]]:

@@ -12,14 +12,14 @@ from desktop.store.rows import AuditRow
 GENESIS = "0" * 64
 
 
-def chain_hash(prev_hash: str, seq: int, at: float, actor: str, action: str, request_id: str | None,
-               reason: str) -> str:
+def chain_hash(
+    prev_hash: str, seq: int, at: float, actor: str, action: str, request_id: str | None, reason: str
+) -> str:
     body = json.dumps([prev_hash, seq, repr(at), actor, action, request_id, reason], ensure_ascii=False)
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-def append(conn: sqlite3.Connection, at: float, actor: Actor, action: str, request_id: str | None,
-           reason: str) -> None:
+def append(conn: sqlite3.Connection, at: float, actor: Actor, action: str, request_id: str | None, reason: str) -> None:
     """Add a record inside the caller's transaction."""
     seq, prev = sql.last(conn) or (0, GENESIS)
     who = f"{actor.kind}:{actor.name}"

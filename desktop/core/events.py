@@ -34,6 +34,7 @@ class Event:
 @dataclass(frozen=True)
 class RequestChanged(Event):
     """A request was created, answered, started, ended, or changed its progress or session (`action`)."""
+
     NAME = "request"
     row: RequestRow
     action: str
@@ -44,14 +45,24 @@ class RequestChanged(Event):
 
     def data(self) -> dict[str, Any]:
         row = self.row
-        return {"type": self.NAME, "id": row.id, "state": row.state, "action": self.action, "agent": row.agent,
-                "requester": row.requester, "progress": row.progress, "denied": row.denied,
-                "continuation_of": row.continuation_of, **({"question": self.question} if self.action == "ask" else {})}
+        return {
+            "type": self.NAME,
+            "id": row.id,
+            "state": row.state,
+            "action": self.action,
+            "agent": row.agent,
+            "requester": row.requester,
+            "progress": row.progress,
+            "denied": row.denied,
+            "continuation_of": row.continuation_of,
+            **({"question": self.question} if self.action == "ask" else {}),
+        }
 
 
 @dataclass(frozen=True)
 class RuntimeNews(Event):
     """Something the agent's runtime said during a turn (redacted, at most 2,000 characters)."""
+
     NAME = "runtime"
     id: str
     kind: str
@@ -66,6 +77,7 @@ class RuntimeNews(Event):
 @dataclass(frozen=True)
 class TaskChanged(Event):
     """A background task started or ended (`what`: task_started, task_finished or task_failed)."""
+
     row: TaskRow
     what: str
     timed_out: bool = False
@@ -75,9 +87,18 @@ class TaskChanged(Event):
 
     def data(self) -> dict[str, Any]:
         row = self.row
-        return {"type": self.what, "id": row.id, "agent": row.agent, "kind": row.kind, "description": row.description,
-                "request_id": row.request_id, "outcome": row.outcome, "exit_code": row.exit_code,
-                "reason": row.stop_reason, "timed_out": self.timed_out}
+        return {
+            "type": self.what,
+            "id": row.id,
+            "agent": row.agent,
+            "kind": row.kind,
+            "description": row.description,
+            "request_id": row.request_id,
+            "outcome": row.outcome,
+            "exit_code": row.exit_code,
+            "reason": row.stop_reason,
+            "timed_out": self.timed_out,
+        }
 
 
 @dataclass(frozen=True)
@@ -90,6 +111,7 @@ class SettingChanged(Event):
 @dataclass(frozen=True)
 class RoomChanged(Event):
     """Where the room is reached now (desktop/room/listener.py's status)."""
+
     NAME = "room"
     status: dict[str, Any]
 
@@ -100,6 +122,7 @@ class RoomChanged(Event):
 @dataclass(frozen=True)
 class SessionChanged(Event):
     """An agent-started session changed (what it may do)."""
+
     NAME = "session"
     id: str
 
@@ -107,6 +130,7 @@ class SessionChanged(Event):
 @dataclass(frozen=True)
 class SessionCalled(Event):
     """A request's agent used a session tool (its timeline has a new activity line)."""
+
     NAME = "session_call"
     id: str
 
@@ -114,6 +138,7 @@ class SessionCalled(Event):
 @dataclass(frozen=True)
 class Revoked(Event):
     """A person's token was revoked: their event streams end."""
+
     NAME = "revoked"
     person: str
 
@@ -121,6 +146,7 @@ class Revoked(Event):
 @dataclass(frozen=True)
 class SignedOut(Event):
     """A browser session signed out (its key): its event stream ends."""
+
     NAME = "signed_out"
     key: str
 
@@ -128,6 +154,7 @@ class SignedOut(Event):
 @dataclass(frozen=True)
 class Lagged(Event):
     """The subscriber fell behind and events were dropped: read everything again."""
+
     NAME = "lagged"
 
 

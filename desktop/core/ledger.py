@@ -56,8 +56,7 @@ class Ledger:
     def listing(self, actor: Actor, state: str | None = None, limit: int = 500) -> list[RequestRow]:
         if state is not None and state not in State.__members__.values():
             raise Invalid(f"'{state[:20]}' is not a state; states are {', '.join(s.value for s in State)}")
-        return sql.listing(self._store.conn, state=state, requester=None if actor.is_owner else actor.name,
-                           limit=limit)
+        return sql.listing(self._store.conn, state=state, requester=None if actor.is_owner else actor.name, limit=limit)
 
     # --- the requester's and the owner's actions ----------------------------------------------------------
 
@@ -71,8 +70,17 @@ class Ledger:
         text = f"requested by {actor.name}" + (f" (retry of {retry_of})" if retry_of else "")
         return self._create(actor, actor.name, agent, prompt, refs, actor.is_owner, text, {"retry_of": retry_of})
 
-    def create_for_agent(self, caller: Actor, parent: RequestRow, agent: str, prompt: str, via_model: str,
-                         approved: bool, prepare: Also | None = None, call_key: str | None = None) -> RequestRow:
+    def create_for_agent(
+        self,
+        caller: Actor,
+        parent: RequestRow,
+        agent: str,
+        prompt: str,
+        via_model: str,
+        approved: bool,
+        prepare: Also | None = None,
+        call_key: str | None = None,
+    ) -> RequestRow:
         """A prompt an agent sends to a session, requested by its running request `parent` on behalf of the same
         person. `prepare` writes the session itself, in the same transaction, before the request."""
         check_prompt(prompt)
@@ -82,32 +90,60 @@ class Ledger:
         for ref in refs:
             self.visible(ref, behind)
         text = f"requested by {parent.id} ({caller.name} · {via_model}) for {parent.requester}"
-        return self._create(caller, parent.requester, agent, prompt, refs, approved, text,
-                            {"parent_id": parent.id, "via_model": via_model, "call_key": call_key}, prepare)
+        return self._create(
+            caller,
+            parent.requester,
+            agent,
+            prompt,
+            refs,
+            approved,
+            text,
+            {"parent_id": parent.id, "via_model": via_model, "call_key": call_key},
+            prepare,
+        )
 
-    def create_continuation(self, origin: RequestRow, prompt: str, about: str, approved: bool,
-                            also: Also | None = None) -> RequestRow:
+    def create_continuation(
+        self, origin: RequestRow, prompt: str, about: str, approved: bool, also: Also | None = None
+    ) -> RequestRow:
         """A background continuation: the next turn of `origin`'s conversation, woken by what `about` names, for the
         same person; approved with the conversation unless a loop guard wants the owner. `also` writes in the same
         transaction (the tasks marked as having woken it: a restart never makes it twice)."""
         text = f"background continuation of {origin.id}: {about}"
-        return self._create(SYSTEM, origin.requester, origin.agent, prompt, [], approved, text,
-                            {"continuation_of": origin.id}, also)
+        return self._create(
+            SYSTEM, origin.requester, origin.agent, prompt, [], approved, text, {"continuation_of": origin.id}, also
+        )
 
-    def _create(self, actor: Actor, requester: str, agent: str, prompt: str, refs: list[str], approved: bool,
-                text: str, extra: dict[str, Any], prepare: Also | None = None) -> RequestRow:
+    def _create(
+        self,
+        actor: Actor,
+        requester: str,
+        agent: str,
+        prompt: str,
+        refs: list[str],
+        approved: bool,
+        text: str,
+        extra: dict[str, Any],
+        prepare: Also | None = None,
+    ) -> RequestRow:
         now = self._wall()
         fields: dict[str, Any] = {
-            "owner": self.owner, "agent": agent, "requester": requester, "prompt": prompt,
-            "created_at": now, "updated_at": now, "refs": refs, **extra,
+            "owner": self.owner,
+            "agent": agent,
+            "requester": requester,
+            "prompt": prompt,
+            "created_at": now,
+            "updated_at": now,
+            "refs": refs,
+            **extra,
             "state": State.APPROVED if approved else State.PENDING,
         }
         if approved:
             fields["approved_at"] = now
         else:
             fields["expires_at"] = now + current(self._store.conn, "approval_ttl")
-        return self._write(None, Action.CREATE, actor, fields=fields, text=text + (", approved" if approved else ""),
-                           also=prepare)
+        return self._write(
+            None, Action.CREATE, actor, fields=fields, text=text + (", approved" if approved else ""), also=prepare
+        )
 
     def approve(self, request_id: str, actor: Actor) -> RequestRow:
         self._owner_only(actor, "approve requests")
@@ -124,9 +160,14 @@ class Ledger:
         if row.state == State.RUNNING:
             if row.cancel_requested:
                 return row
-            return self._write(row.id, Action.CANCEL, actor, fields={"cancel_requested": 1},
-                               text=f"cancel requested by {actor.name}; stops at the next safe point",
-                               kind="cancel_requested")
+            return self._write(
+                row.id,
+                Action.CANCEL,
+                actor,
+                fields={"cancel_requested": 1},
+                text=f"cancel requested by {actor.name}; stops at the next safe point",
+                kind="cancel_requested",
+            )
         reason = why or f"cancelled by {actor.name}"
         return self._write(row.id, Action.CANCEL, actor, fields={"result": reason}, text=reason)
 
@@ -136,8 +177,16 @@ class Ledger:
             raise Conflict(f"{old.id} is {old.state}; only a finished, failed, cancelled or expired request is retried")
         if old.continuation_of is not None:  # the same turn again, in the same conversation
             text = f"background continuation of {old.continuation_of}: retry of {old.id} by {actor.name}"
-            return self._create(actor, old.requester, old.agent, old.prompt, [], actor.is_owner, text,
-                                {"continuation_of": old.continuation_of, "retry_of": old.id})
+            return self._create(
+                actor,
+                old.requester,
+                old.agent,
+                old.prompt,
+                [],
+                actor.is_owner,
+                text,
+                {"continuation_of": old.continuation_of, "retry_of": old.id},
+            )
         return self.create(actor, old.agent, old.prompt, retry_of=old.id)
 
     def revoke_requests_of(self, name: str, actor: Actor) -> list[str]:
@@ -145,8 +194,13 @@ class Ledger:
         self._owner_only(actor, "revoke people")
         waiting = sql.in_states(self._store.conn, (State.PENDING, State.APPROVED), requester=name)
         for row in waiting:
-            self._write(row.id, Action.REVOKE, actor, fields={"result": "requester revoked"},
-                        text="cancelled: requester revoked")
+            self._write(
+                row.id,
+                Action.REVOKE,
+                actor,
+                fields={"result": "requester revoked"},
+                text="cancelled: requester revoked",
+            )
         return [row.id for row in waiting]
 
     # --- the daemon's actions -----------------------------------------------------------------------------
@@ -184,8 +238,14 @@ class Ledger:
         return self._write(request_id, Action.RESUME, SYSTEM, text=f"resumed: {why}", kind="resumed")
 
     def record_session(self, request_id: str, session_ref: str) -> RequestRow:
-        return self._write(request_id, Action.SESSION, SYSTEM, fields={"session_ref": session_ref},
-                           text=f"session {session_ref}", kind="session")
+        return self._write(
+            request_id,
+            Action.SESSION,
+            SYSTEM,
+            fields={"session_ref": session_ref},
+            text=f"session {session_ref}",
+            kind="session",
+        )
 
     def note(self, request_id: str, text: str, kind: str = "note", actor: Actor = SYSTEM) -> None:
         """A line on the request's timeline, in whatever state it is (it changes nothing of the request)."""
@@ -195,13 +255,26 @@ class Ledger:
             audit.append(conn, now, actor, kind, row.id, text)
 
     def record_progress(self, request_id: str, percent: float) -> RequestRow:
-        return self._write(request_id, Action.PROGRESS, SYSTEM, fields={"progress": percent},
-                           text=f"progress {percent:.0f}%", kind="progress")
+        return self._write(
+            request_id,
+            Action.PROGRESS,
+            SYSTEM,
+            fields={"progress": percent},
+            text=f"progress {percent:.0f}%",
+            kind="progress",
+        )
 
     # --- questions from the agent ----------------------------------------------------------------------------
 
-    def ask(self, request_id: str, agent: Actor, text: str, options: list[str],
-            call_key: str | None = None, owner_only: bool = False) -> QuestionRow:
+    def ask(
+        self,
+        request_id: str,
+        agent: Actor,
+        text: str,
+        options: list[str],
+        call_key: str | None = None,
+        owner_only: bool = False,
+    ) -> QuestionRow:
         """The running agent asks the people behind the request; its turn waits for the answer. The same call
         (`call_key`), made again after a daemon restart, gets the question it asked the first time."""
         if not text.strip():
@@ -210,9 +283,16 @@ class Ledger:
             return known
         asked: list[int] = []
         shown = text.strip() + (f" ({' / '.join(options)})" if options else "")
-        self._write(request_id, Action.ASK, agent, text=f"question: {shown}", kind="question",
-                    also=lambda conn, now: asked.append(questions_sql.add(conn, request_id, now, text, options,
-                                                                          call_key, owner_only)))
+        self._write(
+            request_id,
+            Action.ASK,
+            agent,
+            text=f"question: {shown}",
+            kind="question",
+            also=lambda conn, now: asked.append(
+                questions_sql.add(conn, request_id, now, text, options, call_key, owner_only)
+            ),
+        )
         return self.question(asked[0])
 
     def answer(self, request_id: str, actor: Actor, text: str, trusted: bool = False) -> QuestionRow:
@@ -227,15 +307,27 @@ class Ledger:
         if waiting and waiting[0].owner_only and not actor.is_owner:
             raise Forbidden(f"{row.id} asks for the owner's leave; only the owner answers it")
         question = waiting[0].id if waiting else 0
-        self._write(row.id, Action.ANSWER, actor, text=f"answered by {actor.name}: {text.strip()}", kind="answer",
-                    also=_closing(question, text.strip(), actor.name))
+        self._write(
+            row.id,
+            Action.ANSWER,
+            actor,
+            text=f"answered by {actor.name}: {text.strip()}",
+            kind="answer",
+            also=_closing(question, text.strip(), actor.name),
+        )
         return self.question(question)
 
     def withdraw_questions(self, request_id: str, why: str) -> None:
         """Open questions of a turn that ended or broke off are closed: a resumed turn asks again if it must."""
         for question in questions_sql.open_for(self._store.conn, request_id):
-            self._write(request_id, Action.ANSWER, SYSTEM, text=f"question withdrawn: {why}", kind="answer",
-                        also=_closing(question.id, "", SYSTEM.name))
+            self._write(
+                request_id,
+                Action.ANSWER,
+                SYSTEM,
+                text=f"question withdrawn: {why}",
+                kind="answer",
+                also=_closing(question.id, "", SYSTEM.name),
+            )
 
     def question(self, question_id: int) -> QuestionRow:
         found = questions_sql.get(self._store.conn, question_id)
@@ -252,8 +344,17 @@ class Ledger:
 
     # --- the one writer -----------------------------------------------------------------------------------
 
-    def _write(self, request_id: str | None, action: Action, actor: Actor, *, fields: dict[str, Any] | None = None,
-               text: str, kind: str = "state", also: Also | None = None) -> RequestRow:
+    def _write(
+        self,
+        request_id: str | None,
+        action: Action,
+        actor: Actor,
+        *,
+        fields: dict[str, Any] | None = None,
+        text: str,
+        kind: str = "state",
+        also: Also | None = None,
+    ) -> RequestRow:
         fields = dict(fields or {})
         now = self._wall()
         try:
@@ -289,8 +390,10 @@ class Ledger:
         except _Overdue:
             assert request_id is not None
             self.expire(request_id)
-            raise Conflict(f"{request_id} expired before it was answered; it cannot be {action.value}d now. "
-                           "The requester can retry it") from None
+            raise Conflict(
+                f"{request_id} expired before it was answered; it cannot be {action.value}d now. "
+                "The requester can retry it"
+            ) from None
         written = sql.get(self._store.conn, request_id)
         assert written is not None
         for listener in self.listeners:

@@ -12,9 +12,18 @@ from desktop.store.db import Store
 
 
 class OwnerSettings:
-    def __init__(self, store: Store, events: EventBus, audit: AuditLog, wall: Callable[[], float], *,
-                 check: Callable[[str, str], None], changed: Callable[[str], None],
-                 keep_secret: Callable[[str, str], None], secret_kept: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        events: EventBus,
+        audit: AuditLog,
+        wall: Callable[[], float],
+        *,
+        check: Callable[[str, str], None],
+        changed: Callable[[str], None],
+        keep_secret: Callable[[str, str], None],
+        secret_kept: Callable[[str], None],
+    ) -> None:
         """`check` refuses a value the daemon cannot act on now (in words); `changed` acts on a stored change;
         `keep_secret` puts a provider key in the keyring; `secret_kept` is told its name afterwards."""
         self._store, self._events, self._audit, self._wall = store, events, audit, wall

@@ -28,8 +28,10 @@ def token_hash(token: str) -> str:
 
 def check_name(name: str, what: str) -> str:
     if not NAME.fullmatch(name):
-        raise Invalid(f"'{name[:40]}' is not a valid {what} name: use letters, digits, '.', '_' or '-' "
-                      "(at most 64, starting with a letter or digit)")
+        raise Invalid(
+            f"'{name[:40]}' is not a valid {what} name: use letters, digits, '.', '_' or '-' "
+            "(at most 64, starting with a letter or digit)"
+        )
     return name
 
 

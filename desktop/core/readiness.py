@@ -12,8 +12,9 @@ MAX_AGE = 60.0  # seconds
 
 
 class Readiness:
-    def __init__(self, find_out: Callable[[list[AgentRow]], list[str]], mono: Callable[[], float],
-                 max_age: float = MAX_AGE) -> None:
+    def __init__(
+        self, find_out: Callable[[list[AgentRow]], list[str]], mono: Callable[[], float], max_age: float = MAX_AGE
+    ) -> None:
         self._find_out, self._mono, self._max_age = find_out, mono, max_age
         self._known: dict[str, str] = {}
         self._since = 0.0

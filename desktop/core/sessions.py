@@ -72,9 +72,16 @@ class Caller:
 
 
 class Sessions:
-    def __init__(self, store: Store, ledger: Ledger, events: EventBus, agents: Agents,
-                 missing: Callable[[str, dict[str, Any]], str | None], wall: Callable[[], float],
-                 mono: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        ledger: Ledger,
+        events: EventBus,
+        agents: Agents,
+        missing: Callable[[str, dict[str, Any]], str | None],
+        wall: Callable[[], float],
+        mono: Callable[[], float],
+    ) -> None:
         """`missing(runtime, options)`: what stops that runtime from working here, or None."""
         self._store, self._ledger, self._events, self._agents = store, ledger, events, agents
         self._missing, self._wall, self._mono = missing, wall, mono
@@ -84,8 +91,15 @@ class Sessions:
 
     # --- the one way in ------------------------------------------------------------------------------------
 
-    async def call(self, actor: Actor, tool: str, change: bool, work: Callable[[Caller], Awaitable[dict[str, Any]]],
-                   about: str = "", call_key: str | None = None) -> dict[str, Any]:
+    async def call(
+        self,
+        actor: Actor,
+        tool: str,
+        change: bool,
+        work: Callable[[Caller], Awaitable[dict[str, Any]]],
+        about: str = "",
+        call_key: str | None = None,
+    ) -> dict[str, Any]:
         """Run one tool call under the rules; the caller's timeline gets a line saying what it did."""
         request_id = actor.request_id
         try:
@@ -133,8 +147,10 @@ class Sessions:
         answer = view(self._store.conn, sql.get(self._store.conn, session.id) or session, detail=False)
         answer.update(waited_seconds=round(self._mono() - began, 1), timed_out=found is None)
         if wanted > longest:
-            answer["note"] = (f"a single wait lasts at most {longest // 60} min (the owner's setting); "
-                              "call wait again to go on waiting")
+            answer["note"] = (
+                f"a single wait lasts at most {longest // 60} min (the owner's setting); "
+                "call wait again to go on waiting"
+            )
         return answer
 
     async def watch(self, caller: Caller, session_id: str, events: list[str] | None) -> dict[str, Any]:
@@ -148,8 +164,11 @@ class Sessions:
             raise SessionError("invalid_input", f"events are among {', '.join(WATCHABLE)}, not {unknown[:3]}")
         with self._store.transaction() as conn:
             sql.watch(conn, self.conversation_of(caller), session.id, chosen, self._wall())
-        return {"session": session.id, "watching": chosen,
-                "note": "each is told in a new turn of this conversation; unwatch_session stops it"}
+        return {
+            "session": session.id,
+            "watching": chosen,
+            "note": "each is told in a new turn of this conversation; unwatch_session stops it",
+        }
 
     async def unwatch(self, caller: Caller, session_id: str) -> dict[str, Any]:
         session = self._target(caller, session_id, acting=False)
@@ -181,8 +200,10 @@ class Sessions:
             title = short(str(arguments.get("title") or prompt), 80)
             group = arguments.get("group")
             if group is not None and group not in sql.groups(self._store.conn):
-                raise SessionError("not_found", f"there is no session group '{str(group)[:60]}'; the owner makes "
-                                                "groups (cox session group NAME)")
+                raise SessionError(
+                    "not_found",
+                    f"there is no session group '{str(group)[:60]}'; the owner makes groups (cox session group NAME)",
+                )
             self._room_for(None)
         session_id = known.agent if known else sql.next_id(self._store.conn)
 
@@ -199,9 +220,14 @@ class Sessions:
             raise
         session = self._session(session_id)
         agent = directory.agent(self._store.conn, session_id)
-        return {"session": session_id, "request": row.id, "title": session.title,
-                "runtime": agent.runtime if agent else None, "folder": agent.folder if agent else None,
-                "state": latest_state(self._store.conn, session)[0]}
+        return {
+            "session": session_id,
+            "request": row.id,
+            "title": session.title,
+            "runtime": agent.runtime if agent else None,
+            "folder": agent.folder if agent else None,
+            "state": latest_state(self._store.conn, session)[0],
+        }
 
     async def send(self, caller: Caller, session_id: str, prompt: str, changes: Mapping[str, Any]) -> dict[str, Any]:
         session = self._target(caller, session_id, acting=True)
@@ -257,8 +283,14 @@ class Sessions:
         session = self._session(session_id.strip().upper())
         with self._store.transaction() as conn:
             sql.set_may_create(conn, session.id, allowed)
-            audit.append(conn, self._wall(), actor, "session_may_create", None,
-                         f"{session.id} may {'now' if allowed else 'no longer'} create sessions")
+            audit.append(
+                conn,
+                self._wall(),
+                actor,
+                "session_may_create",
+                None,
+                f"{session.id} may {'now' if allowed else 'no longer'} create sessions",
+            )
         self._events.publish(SessionChanged(session.id))
         return self._session(session.id)
 
@@ -301,8 +333,10 @@ class Sessions:
 
     def _enabled(self) -> None:
         if not current(self._store.conn, "agent_sessions"):
-            raise SessionError("not_enabled", "agent sessions are switched off; the owner can switch them on in "
-                                              "Settings (agent_sessions)")
+            raise SessionError(
+                "not_enabled",
+                "agent sessions are switched off; the owner can switch them on in Settings (agent_sessions)",
+            )
 
     def _caller(self, actor: Actor) -> Caller:
         request = requests_sql.get(self._store.conn, actor.request_id or "")
@@ -330,9 +364,12 @@ class Sessions:
 
     def _may_drive(self, caller: Caller) -> None:
         if caller.session is not None and not caller.session.may_create:
-            raise SessionError("forbidden", f"{caller.session.id} was started by an agent, so it may not start or "
-                                            "drive sessions unless the owner switches on 'may create sessions' "
-                                            f"for {caller.session.id}")
+            raise SessionError(
+                "forbidden",
+                f"{caller.session.id} was started by an agent, so it may not start or "
+                "drive sessions unless the owner switches on 'may create sessions' "
+                f"for {caller.session.id}",
+            )
 
     def _target(self, caller: Caller, session_id: str, acting: bool) -> SessionRow:
         session = sql.get(self._store.conn, session_id.strip().upper())
@@ -341,8 +378,9 @@ class Sessions:
             raise SessionError("not_found", f"there is no session '{session_id[:40]}' (list_sessions shows them)")
         if acting:
             if caller.session is not None and caller.session.id == session.id:
-                raise SessionError("forbidden", f"{session.id} is this session itself; an agent cannot act on its "
-                                                "own session")
+                raise SessionError(
+                    "forbidden", f"{session.id} is this session itself; an agent cannot act on its own session"
+                )
             self._may_drive(caller)
             if session.archived_at is not None:
                 raise SessionError("invalid_input", f"{session.id} is archived")
@@ -355,8 +393,9 @@ class Sessions:
         same = runtime == caller.agent.runtime
         inherited = {k: v for k, v in caller.agent.options.items() if same or k == "sessions"}
         given = {k: arguments[k] for k in ("model", "permission_mode", "effort") if arguments.get(k) is not None}
-        path, options = self._agents.check(runtime, str(arguments.get("folder") or caller.agent.folder),
-                                           {**inherited, **given})
+        path, options = self._agents.check(
+            runtime, str(arguments.get("folder") or caller.agent.folder), {**inherited, **given}
+        )
         missing = self._missing(runtime, options)
         if missing:
             raise SessionError("runtime_unavailable", f"{runtime} cannot run here: {missing}")
@@ -365,11 +404,15 @@ class Sessions:
     def _room_for(self, session_id: str | None) -> None:
         working = sql.with_prompts(self._store.conn, ("approved", "running"))
         if session_id not in working and len(working) >= MAX_AT_WORK:
-            raise SessionError("busy", f"{MAX_AT_WORK} sessions are at work already ({', '.join(working)}); wait for "
-                                       "one to finish, then try again")
+            raise SessionError(
+                "busy",
+                f"{MAX_AT_WORK} sessions are at work already ({', '.join(working)}); wait for "
+                "one to finish, then try again",
+            )
 
-    async def _prompt(self, caller: Caller, session_id: str, prompt: str,
-                      prepare: Callable[[Any, float], None]) -> RequestRow:
+    async def _prompt(
+        self, caller: Caller, session_id: str, prompt: str, prepare: Callable[[Any, float], None]
+    ) -> RequestRow:
         """The prompt as a request: approved at once when the owner already let this conversation use sessions,
         else a card waiting for the owner, and this call waits for the answer (a no is `approval_denied`). The same
         call made again (after a daemon restart) finds the request it made the first time."""
@@ -382,8 +425,9 @@ class Sessions:
                 prepare(conn, now)
                 sql.count_agent_prompt(conn, caller.conversation)
 
-            row = self._ledger.create_for_agent(caller.actor, caller.request, session_id, prompt, caller.model,
-                                                approved, also, caller.call_key)
+            row = self._ledger.create_for_agent(
+                caller.actor, caller.request, session_id, prompt, caller.model, approved, also, caller.call_key
+            )
         if row.state != State.PENDING:
             return row
 
@@ -396,16 +440,22 @@ class Sessions:
         decision = await self._events.until(decided)
         assert decision is not None
         if decision.state in (State.CANCELLED, State.EXPIRED):
-            raise SessionError("approval_denied", f"the owner did not approve the prompt to {session_id}: "
-                                                  f"{decision.result}")
+            raise SessionError(
+                "approval_denied", f"the owner did not approve the prompt to {session_id}: {decision.result}"
+            )
         return decision
 
     async def _owner_leave(self, caller: Caller, what: str) -> None:
         """In "ask" mode, a change other than a prompt waits for the owner's Allow, asked on the caller's request."""
         if not caller.asks_always:
             return
-        asked = self._ledger.ask(caller.request.id, caller.actor, f"{caller.agent.name} wants to {what}. Allow it?",
-                                 ["Allow", "Deny"], owner_only=True)
+        asked = self._ledger.ask(
+            caller.request.id,
+            caller.actor,
+            f"{caller.agent.name} wants to {what}. Allow it?",
+            ["Allow", "Deny"],
+            owner_only=True,
+        )
 
         def answered() -> str | None:
             self._enabled()
@@ -438,8 +488,11 @@ class Sessions:
         elif action == Action.ASK:
             asked = self._ledger.open_question(request.id)
             if asked is not None:
-                self._activity(request.parent_id, SYSTEM, f"{request.agent} asks: {short(asked.text, 300)} "
-                                                          "(relayed by wait and read_session)")
+                self._activity(
+                    request.parent_id,
+                    SYSTEM,
+                    f"{request.agent} asks: {short(asked.text, 300)} (relayed by wait and read_session)",
+                )
 
     def _activity(self, request_id: str | None, actor: Actor, text: str) -> None:
         if request_id and requests_sql.get(self._store.conn, request_id) is not None:
@@ -453,6 +506,8 @@ class Sessions:
         return session
 
     def _unfinished(self, session_id: str) -> list[RequestRow]:
-        return [row for row in sql.requests_of(self._store.conn, session_id)
-                if row.state in (State.PENDING, State.APPROVED, State.RUNNING)]
-
+        return [
+            row
+            for row in sql.requests_of(self._store.conn, session_id)
+            if row.state in (State.PENDING, State.APPROVED, State.RUNNING)
+        ]

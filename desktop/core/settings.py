@@ -90,27 +90,47 @@ def _certificate(text: str) -> int:
 SETTINGS: dict[str, Setting] = {
     "approval_ttl": Setting("24h", _duration_between(1, 30 * 86400), "how long a request waits for approval"),
     "cancel_grace": Setting("5s", _duration_between(0, 600), "time a cancelled command has to exit before a kill"),
-    "task_timeout": Setting("4h", _task_timeout, "an agent's background tasks are stopped when nothing else has kept "
-                                                 "its conversation going this long (0: no limit)"),
+    "task_timeout": Setting(
+        "4h",
+        _task_timeout,
+        "an agent's background tasks are stopped when nothing else has kept "
+        "its conversation going this long (0: no limit)",
+    ),
     "max_turn": Setting("2h", _max_turn, "a turn that runs longer is cancelled at its next safe point (0: no limit)"),
     "quiet_after": Setting("10m", _duration_between(60, 120 * 60), "a running task with no output this long is quiet"),
     "stop_grace": Setting("10s", _duration_between(0, 14), "time a stopped task has to exit before a kill"),
     "agents_paused": Setting("no", _yes_no, "yes: no agent starts anything new (what runs goes on)"),
     "keep_awake": Setting("no", _yes_no, "yes: the computer does not go to sleep on its own while a request runs"),
-    **{f"notify_{kind}": Setting(default, _yes_no, f"yes: a notification when {what}") for kind, what, default in (
-        ("approval", "a request waits for your approval", "yes"), ("failed", "a request failed", "yes"),
-        ("expired", "a request expired unanswered", "yes"), ("task_failed", "a background task failed", "yes"),
-        ("question", "an agent asks a question", "yes"),
-        ("turn_completed", "a turn ends, done or failed (background continuations too)", "no"))},
-    "agent_sessions": Setting("no", _yes_no, "yes: agents may start and use sessions (each conversation's first "
-                                             "start waits for your approval)"),
-    "session_wait_max": Setting("10m", _duration_between(120, 3600), "the longest single wait of an agent on a "
-                                                                     "session it started (2 min to 60 min)"),
-    "room_address": Setting("loopback", _listen_address,
-                            "'loopback', or an address of this computer where the room is also served over HTTPS"),
+    **{
+        f"notify_{kind}": Setting(default, _yes_no, f"yes: a notification when {what}")
+        for kind, what, default in (
+            ("approval", "a request waits for your approval", "yes"),
+            ("failed", "a request failed", "yes"),
+            ("expired", "a request expired unanswered", "yes"),
+            ("task_failed", "a background task failed", "yes"),
+            ("question", "an agent asks a question", "yes"),
+            ("turn_completed", "a turn ends, done or failed (background continuations too)", "no"),
+        )
+    },
+    "agent_sessions": Setting(
+        "no",
+        _yes_no,
+        "yes: agents may start and use sessions (each conversation's first start waits for your approval)",
+    ),
+    "session_wait_max": Setting(
+        "10m",
+        _duration_between(120, 3600),
+        "the longest single wait of an agent on a session it started (2 min to 60 min)",
+    ),
+    "room_address": Setting(
+        "loopback",
+        _listen_address,
+        "'loopback', or an address of this computer where the room is also served over HTTPS",
+    ),
     "room_port": Setting("7432", _port, "the room's HTTPS port at room_address"),
-    "room_certificate": Setting("generated", _certificate,
-                                "'generated', or a PEM file holding the room's certificate and private key"),
+    "room_certificate": Setting(
+        "generated", _certificate, "'generated', or a PEM file holding the room's certificate and private key"
+    ),
 }
 
 

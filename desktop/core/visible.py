@@ -13,10 +13,12 @@ import re
 
 # Cc but tab and newline; Cf (Unicode 15), Zl, Zp; surrogates (a JSON string may hold a lone one); every
 # default-ignorable code point (variation selectors and Hangul fillers carry text no one sees: "emoji smuggling")
-HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891"
-                    "\u08e2\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164"
-                    "\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\ud800-\udfff\U000110bd\U000110cd\U00013430-\U0001343f"
-                    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+HIDDEN = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891"
+    "\u08e2\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164"
+    "\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\ud800-\udfff\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
 NUL = "\x00"
 
 
@@ -40,7 +42,7 @@ def one_line(text: str, width: int = 50) -> str:
     lines follow, it says how many ('… 14 more lines')."""
     lines = visible(text).strip().split("\n")
     line = lines[0].rstrip()
-    shown = line if len(line) <= width else line[:width - 1].rstrip() + "…"
+    shown = line if len(line) <= width else line[: width - 1].rstrip() + "…"
     more = sum(1 for rest in lines[1:] if rest.strip())
     return shown + (f" … {more} more line{'s' if more != 1 else ''}" if more else "")
 

@@ -63,8 +63,9 @@ class SignInLimiter:
             while times and times[0] <= now - FAILURE_WINDOW:
                 times.popleft()
         mine = self._failures.get(client, deque())
-        full = [times for times, limit in ((mine, FAILURES_PER_CLIENT), (self._all, FAILURES_IN_ALL))
-                if len(times) >= limit]
+        full = [
+            times for times, limit in ((mine, FAILURES_PER_CLIENT), (self._all, FAILURES_IN_ALL)) if len(times) >= limit
+        ]
         if full:
             raise TooManyAttempts(max(1, int(max(times[0] for times in full) + FAILURE_WINDOW - now) + 1))
 
@@ -77,8 +78,9 @@ class SignInLimiter:
 
 
 class WebSessions:
-    def __init__(self, store: Store, principals: Principals, wall: Callable[[], float],
-                 mono: Callable[[], float]) -> None:
+    def __init__(
+        self, store: Store, principals: Principals, wall: Callable[[], float], mono: Callable[[], float]
+    ) -> None:
         self._store, self._principals, self._wall = store, principals, wall
         self.limiter = SignInLimiter(mono)
 
@@ -133,4 +135,3 @@ class WebSessions:
             web.add_session(conn, token_hash(session_id), actor.name, now, now + SESSION_DAYS * 86400)
             audit.append(conn, now, actor, "room_sign_in", None, reason)
         return WebSession(session_id, csrf_for(session_id), actor)
-

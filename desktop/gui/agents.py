@@ -124,11 +124,14 @@ class AgentsPanel(QWidget):
         """Add: a new name and a folder. Save: the chosen agent's form changed. Remove: an agent chosen."""
         agent = self._chosen_agent()
         name = self._name()
-        self.add.setEnabled(bool(name and self.folder.text().strip())
-                            and name not in {a.name for a in self._rows})
+        self.add.setEnabled(bool(name and self.folder.text().strip()) and name not in {a.name for a in self._rows})
         mine = agent is not None and name == agent.name
-        self.change.setEnabled(mine and agent is not None and (agent.runtime, agent.folder, _model(agent)) != (
-            self.runtime.currentData(), self.folder.text().strip(), self.model.text().strip()))
+        self.change.setEnabled(
+            mine
+            and agent is not None
+            and (agent.runtime, agent.folder, _model(agent))
+            != (self.runtime.currentData(), self.folder.text().strip(), self.model.text().strip())
+        )
         self.remove.setEnabled(agent is not None)
 
     def _name(self) -> str:
@@ -136,8 +139,11 @@ class AgentsPanel(QWidget):
 
     def _setup(self) -> AgentSetup:
         """The runtime, folder and model in the form."""
-        return AgentSetup(runtime=self.runtime.currentData(), folder=self.folder.text().strip(),
-                          model=self.model.text().strip() or None)
+        return AgentSetup(
+            runtime=self.runtime.currentData(),
+            folder=self.folder.text().strip(),
+            model=self.model.text().strip() or None,
+        )
 
     def _choose_folder(self) -> None:
         chosen = QFileDialog.getExistingDirectory(self, "The folder the agent works in", self.folder.text())
@@ -172,7 +178,7 @@ class AgentsPanel(QWidget):
 
 
 def _status(agent: Agent) -> str:
-    """"ready", or what its runtime misses ("claude: not installed" → "not installed": the runtime is beside it)."""
+    """ "ready", or what its runtime misses ("claude: not installed" → "not installed": the runtime is beside it)."""
     return agent.status.removeprefix(f"{agent.runtime}: ")
 
 

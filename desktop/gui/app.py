@@ -83,16 +83,19 @@ class TrayApp:
         self.daemon: Daemon = daemon_module.Daemon(self.home, LOOPBACK, 0 if taken else self.port, clock=self._clock)
         await self.daemon.start()
         if taken:  # said where a person sees it; `cox` and the relay read the address from daemon.json
-            said = (f"Port {self.port} is taken by another program, so Coxswain's API listens on {self.daemon.url} "
-                    "instead; `cox` finds it by itself.")
+            said = (
+                f"Port {self.port} is taken by another program, so Coxswain's API listens on {self.daemon.url} "
+                "instead; `cox` finds it by itself."
+            )
             print(said, flush=True)
             log.warning("%s", said)
             self.notices.in_balloon = None
             self.tray.balloon("Coxswain", said)
         self.power = watch_power(self.daemon.suspend, self.daemon.resume)  # Windows, macOS; Linux: the daemon's
         token = self.home.owner_token.read_text().strip()
-        self.api: httpx.AsyncClient = http.AsyncClient(base_url=self.daemon.url,
-                                                       headers={"Authorization": f"Bearer {token}"})
+        self.api: httpx.AsyncClient = http.AsyncClient(
+            base_url=self.daemon.url, headers={"Authorization": f"Bearer {token}"}
+        )
         self.client: AsyncClient = client.AsyncClient(self.api)  # every call of the app and its windows
         self.tray.console_action.triggered.connect(lambda: self.work.start(self.open_console()))
         self.tray.settings_action.triggered.connect(lambda: self.work.start(self.open_settings()))
@@ -105,8 +108,9 @@ class TrayApp:
         try:  # nothing that changes from here on is missed
             await asyncio.wait_for(self.event_stream.following.wait(), FOLLOWING_SECONDS)
         except TimeoutError:
-            log.warning("the daemon's event stream did not answer within %s s; following it when it does",
-                        FOLLOWING_SECONDS)
+            log.warning(
+                "the daemon's event stream did not answer within %s s; following it when it does", FOLLOWING_SECONDS
+            )
         await self.refresh()
 
     async def stop(self) -> None:
@@ -133,8 +137,11 @@ class TrayApp:
         try:
             if smoke_test:
                 return await self.smoke_test()
-            print(f"Coxswain is running: API at {self.daemon.url}, files in {self.home.root}. Quit from the "
-                  "tray menu (or Ctrl+C here).", flush=True)
+            print(
+                f"Coxswain is running: API at {self.daemon.url}, files in {self.home.root}. Quit from the "
+                "tray menu (or Ctrl+C here).",
+                flush=True,
+            )
             await self.quit_requested.wait()
             return 0
         finally:
@@ -152,8 +159,11 @@ class TrayApp:
         from desktop.client import api
 
         settings, room, requests, tasks = await asyncio.gather(
-            self.client.call(api.settings()), self.client.call(api.room()),
-            self.client.call(api.requests(limit=SHOWN)), self.client.call(api.tasks()))
+            self.client.call(api.settings()),
+            self.client.call(api.room()),
+            self.client.call(api.requests(limit=SHOWN)),
+            self.client.call(api.tasks()),
+        )
         known = set(self._requests) if self._read_once else None
         self.settings = dict(settings)
         self._show_room(room.url or room.local_url)
@@ -184,8 +194,11 @@ class TrayApp:
         """The tray, and the console's list while it is open, show what is known now."""
         requests, tasks = self.requests(), sorted(self._tasks.values(), key=lambda t: t["started_at"], reverse=True)
         paused = self.settings.get("agents_paused") == "yes"
-        self.tray.show_summary(summarize(requests, paused=paused, failed_unseen=self._failed_unseen, tasks=tasks,
-                                         denying=self.denials.waiting))
+        self.tray.show_summary(
+            summarize(
+                requests, paused=paused, failed_unseen=self._failed_unseen, tasks=tasks, denying=self.denials.waiting
+            )
+        )
         shown = self.console is not None and self.console.isVisible()
         if self.console is not None and shown:
             self.console.show_work(requests, tasks)
@@ -332,8 +345,10 @@ class TrayApp:
         for problem in problems:
             print(f"smoke test: {problem}", file=sys.stderr)
         if not problems:
-            print(f"smoke test passed: API at {self.daemon.url} answers, keyring round trip, tray shows "
-                  f"'{self.tray.shown.state if self.tray.shown else '?'}'")
+            print(
+                f"smoke test passed: API at {self.daemon.url} answers, keyring round trip, tray shows "
+                f"'{self.tray.shown.state if self.tray.shown else '?'}'"
+            )
         return 1 if problems else 0
 
     def come_forward(self) -> None:
@@ -342,8 +357,9 @@ class TrayApp:
 
     async def _come_forward(self) -> None:
         console = await self.open_console()
-        print(f"another launch asked for Coxswain: console {'shown' if console.isVisible() else 'not shown'}",
-              flush=True)
+        print(
+            f"another launch asked for Coxswain: console {'shown' if console.isVisible() else 'not shown'}", flush=True
+        )
 
     # --- daemon events -------------------------------------------------------------------------------------
 
@@ -430,7 +446,6 @@ class TrayApp:
         self.work.start(self.act(verb, request_id))
 
 
-
 def port_free(host: str, port: int) -> bool:
     """Whether the daemon could listen on `port` (bound as it binds: SO_REUSEADDR, so a port in TIME_WAIT counts as
     free; not on Windows, where that option would let the probe share a port another program listens on)."""
@@ -452,8 +467,11 @@ def _load_daemon() -> tuple[Any, Any, Any]:
     wrapped = builtins.__import__
     builtins.__import__ = PLAIN_IMPORT
     try:
-        return (importlib.import_module("desktop.daemon"), importlib.import_module("httpx"),
-                importlib.import_module("desktop.client"))
+        return (
+            importlib.import_module("desktop.daemon"),
+            importlib.import_module("httpx"),
+            importlib.import_module("desktop.client"),
+        )
     finally:
         builtins.__import__ = wrapped
 
@@ -465,8 +483,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke-test", action="store_true", help="start everything, check it, and exit (0 = fine)")
     args = parser.parse_args(argv)
     if sys.platform == "linux" and not ({"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"} & set(os.environ)):
-        print("No screen here: Coxswain runs without its tray icon; the `cox` command line is its front end "
-              "(cox list, cox approve R-07, …).", file=sys.stderr)
+        print(
+            "No screen here: Coxswain runs without its tray icon; the `cox` command line is its front end "
+            "(cox list, cox approve R-07, …).",
+            file=sys.stderr,
+        )
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
         os.environ.setdefault("QT_LOGGING_RULES", "qt.core.qobject.connect=false")  # "no tray" is said above
     existing = QApplication.instance()
@@ -489,8 +510,14 @@ def main(argv: list[str] | None = None) -> int:
             if app.platformName() not in ("offscreen", "minimal") and not args.smoke_test:  # not only on a terminal
                 from PySide6.QtWidgets import QMessageBox
 
-                hint = ("\n\nIt runs without a tray icon (`cox daemon`): the `cox` command line works with it; stop "
-                        "it to have Coxswain here in the tray.") if isinstance(error, AlreadyRunning) else ""
+                hint = (
+                    (
+                        "\n\nIt runs without a tray icon (`cox daemon`): the `cox` command line works with it; stop "
+                        "it to have Coxswain here in the tray."
+                    )
+                    if isinstance(error, AlreadyRunning)
+                    else ""
+                )
                 QMessageBox.critical(None, "Coxswain cannot start", f"Coxswain cannot start: {error}{hint}")
             return 1
     return code

@@ -41,8 +41,13 @@ def asked_when(created_at: str, now: datetime) -> str:
 
 
 class ApprovalCard(QWidget):
-    def __init__(self, request: dict[str, Any], agent: "Agent | None", act: Callable[[str, str], None],
-                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+    def __init__(
+        self,
+        request: dict[str, Any],
+        agent: "Agent | None",
+        act: Callable[[str, str], None],
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         super().__init__()
         self.request_id = request["id"]
         self._request, self._now = request, now
@@ -58,15 +63,21 @@ class ApprovalCard(QWidget):
         where = (agent.runtime, agent.folder) if agent else None
         if session:  # a session an agent wants to start (or a prompt to one): it runs as its own agent
             where = (session["runtime"], session["folder"])
-            heading.setText(f"<b>{_rich(request['requester'])}</b>'s agent wants a session: "
-                            f"<b>{_rich(session['title'])}</b>")
+            heading.setText(
+                f"<b>{_rich(request['requester'])}</b>'s agent wants a session: <b>{_rich(session['title'])}</b>"
+            )
         folder = where[1] if where else "(agent not found)"
         runtime = f" · {RUNTIME_NAMES.get(where[0], where[0])}" if where else ""
         form.addRow("Request", QLabel(self.request_id))
         form.addRow("Agent", _plain(f"{request['agent']}{runtime} · {folder}"))
         if session:
-            form.addRow("Started by", _plain(f"{short_form(request['parent_id'], today)} · {session['parent_title']}"
-                                             f" · {request.get('via_model') or ''}"))
+            form.addRow(
+                "Started by",
+                _plain(
+                    f"{short_form(request['parent_id'], today)} · {session['parent_title']}"
+                    f" · {request.get('via_model') or ''}"
+                ),
+            )
             if session.get("group"):
                 form.addRow("Group", _plain(f"Group: {session['group']}"))
             self.accounts = _plain(session["accounts"])

@@ -9,8 +9,10 @@ from desktop.gui import style
 from desktop.gui.form import heading, say, status
 from desktop.gui.work import Work
 
-FIELDS = {"slack": (("app_token", "App token (xapp-…)"), ("bot_token", "Bot token (xoxb-…)")),
-          "feishu": (("app_id", "App ID (cli_…)"), ("app_secret", "App secret"))}
+FIELDS = {
+    "slack": (("app_token", "App token (xapp-…)"), ("bot_token", "Bot token (xoxb-…)")),
+    "feishu": (("app_id", "App ID (cli_…)"), ("app_secret", "App secret")),
+}
 
 
 class ChatPanel(QWidget):
@@ -85,8 +87,9 @@ class ChatPanel(QWidget):
         self._enable()
         lines = []
         for row in rows:
-            state = "connected" if row.connected else "not connected" + (
-                f": {row.problem}" if row.problem else " (yet)")
+            state = (
+                "connected" if row.connected else "not connected" + (f": {row.problem}" if row.problem else " (yet)")
+            )
             where = f"; other requests in {row.channel}" if row.channel else ""
             lines.append(f"{row.name}: {state}{where}")
             lines += [f"    {user} is {person}" for user, person in row.people.items()]
@@ -94,8 +97,12 @@ class ChatPanel(QWidget):
 
     async def connect_chat(self) -> None:
         kind = self.kind.currentText()
-        setup = ChatSetup(kind=kind, channel=self.channel.text().strip() or None, base_url=self.base_url or None,
-                          **{name: self.fields[name].text().strip() for name, _ in FIELDS[kind]})
+        setup = ChatSetup(
+            kind=kind,
+            channel=self.channel.text().strip() or None,
+            base_url=self.base_url or None,
+            **{name: self.fields[name].text().strip() for name, _ in FIELDS[kind]},
+        )
         try:
             connected = await self._client.call(api.add_connector(setup))
         except DaemonError as error:

@@ -44,8 +44,12 @@ EMPTY = "Nothing yet — requests appear here when someone asks an agent."
 
 
 class ConsoleWindow(QWidget):
-    def __init__(self, client: AsyncClient, act: Callable[[str, str], None],
-                 denying: Callable[[str], bool] = lambda _request_id: False) -> None:
+    def __init__(
+        self,
+        client: AsyncClient,
+        act: Callable[[str, str], None],
+        denying: Callable[[str], bool] = lambda _request_id: False,
+    ) -> None:
         """`act(verb, id)` does what a button asks through the app; `denying(id)`: a Deny of it waits for its Undo."""
         super().__init__()
         self._client, self._act, self._denying = client, act, denying
@@ -101,8 +105,11 @@ class ConsoleWindow(QWidget):
         self.approve_button = QPushButton("Approve")  # a request waiting for approval: answered here, or in its card
         self.deny_button = QPushButton("Deny")
         self.review_button = QPushButton("Review…")
-        for button, verb in ((self.approve_button, "approve"), (self.deny_button, "deny"),
-                             (self.review_button, "review")):
+        for button, verb in (
+            (self.approve_button, "approve"),
+            (self.deny_button, "deny"),
+            (self.review_button, "review"),
+        ):
             button.clicked.connect(lambda _=False, verb=verb: self._answer(verb))
         style.kind(self.approve_button, "primary")
         style.kind(self.deny_button, "danger")
@@ -117,8 +124,15 @@ class ConsoleWindow(QWidget):
         for widget in (self.chip, self.first_failure_button, self.quiet):
             bar.addWidget(widget)
         bar.addStretch(1)
-        for widget in (self.older, self.earlier, self.approve_button, self.review_button, self.deny_button,
-                       self.undo_button, self.stop_button):
+        for widget in (
+            self.older,
+            self.earlier,
+            self.approve_button,
+            self.review_button,
+            self.deny_button,
+            self.undo_button,
+            self.stop_button,
+        ):
             bar.addWidget(widget)
         bar.insertSpacing(bar.indexOf(self.deny_button), 24)  # Deny apart from Approve
         title = QHBoxLayout()
@@ -389,7 +403,7 @@ class ConsoleWindow(QWidget):
     async def _append(self, lines: list[str]) -> None:
         """Add lines a slice at a time, so a flood of output never holds the loop (the daemon shares it)."""
         for start in range(0, len(lines), 250):
-            self.view.append_lines(lines[start:start + 250])
+            self.view.append_lines(lines[start : start + 250])
             if start + 250 < len(lines):
                 await asyncio.sleep(0)
         self.jump.setVisible(not self.view.following)
@@ -406,9 +420,23 @@ class ConsoleWindow(QWidget):
         self.older.setVisible(older_not_loaded and self._before is None)
 
     def _hide_details(self) -> None:
-        for widget in (self.timeline, self.progress, self.chip, self.first_failure_button, self.quiet, self.earlier,
-                       self.older, self.stop_button, self.approve_button, self.deny_button, self.review_button,
-                       self.undo_button, self.jump, self.note, self.why):
+        for widget in (
+            self.timeline,
+            self.progress,
+            self.chip,
+            self.first_failure_button,
+            self.quiet,
+            self.earlier,
+            self.older,
+            self.stop_button,
+            self.approve_button,
+            self.deny_button,
+            self.review_button,
+            self.undo_button,
+            self.jump,
+            self.note,
+            self.why,
+        ):
             widget.setVisible(False)
         self.view.setVisible(True)
         self.stop_button.setText("Stop")
@@ -446,8 +474,9 @@ class ConsoleWindow(QWidget):
         super().showEvent(event)
 
 
-def _console(kind: str, item_id: str, lines: int, before: int | None = None, after: int | None = None
-             ) -> Call[ConsolePage]:
+def _console(
+    kind: str, item_id: str, lines: int, before: int | None = None, after: int | None = None
+) -> Call[ConsolePage]:
     """A page of a request's or a task's console."""
     if kind == "request":
         return api.console(item_id, lines=lines, before=before, after=after)

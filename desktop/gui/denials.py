@@ -15,8 +15,9 @@ log = logging.getLogger(__name__)
 
 
 class Denials:
-    def __init__(self, send: Callable[[str], Awaitable[None]], changed: Callable[[str, str], None],
-                 seconds: float = UNDO_SECONDS) -> None:
+    def __init__(
+        self, send: Callable[[str], Awaitable[None]], changed: Callable[[str, str], None], seconds: float = UNDO_SECONDS
+    ) -> None:
         """`send(id)` denies through the API; `changed(id, what)` tells the windows a Deny began ("denied"), was taken
         back ("undone"), is being sent ("final") or was dropped because the request was answered anyway ("dropped")."""
         self._send, self._changed, self.seconds = send, changed, seconds

@@ -20,7 +20,7 @@ from desktop.gui import style
 
 
 def labelled(error: str, labels: Mapping[str, str]) -> str:
-    """"approval_ttl: must be …" → "Approvals expire after: must be …" (the daemon names the key it refused)."""
+    """ "approval_ttl: must be …" → "Approvals expire after: must be …" (the daemon names the key it refused)."""
     key, colon, rest = error.partition(": ")
     return f"{labels[key]}: {rest}" if colon and key in labels else error
 
@@ -86,8 +86,9 @@ def table(headers: Sequence[str], stretch: int) -> QTableWidget:
     widest = max(columns.fontMetrics().horizontalAdvance(header) for header in headers)
     columns.setMinimumSectionSize(widest + 24)  # a narrow window shortens the stretched column, never a header
     for column in range(len(headers)):
-        columns.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch if column == stretch
-                                     else QHeaderView.ResizeMode.ResizeToContents)
+        columns.setSectionResizeMode(
+            column, QHeaderView.ResizeMode.Stretch if column == stretch else QHeaderView.ResizeMode.ResizeToContents
+        )
     view.setProperty("stretch", stretch)
     return view
 

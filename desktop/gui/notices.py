@@ -23,8 +23,14 @@ if TYPE_CHECKING:  # (the client is loaded after the tray icon shows)
     from desktop.client import AsyncClient
 
 ANSWERED = {"approve", "deny", "cancel", "revoke", "expire"}  # what ends a wait for approval
-ICONS = {"approval": "notice-approval.svg", "failed": "notice-failed.svg", "task_failed": "notice-failed.svg",
-         "question": "notice-question.svg", "expired": "notice-expired.svg", "turn_completed": "notice-done.svg"}
+ICONS = {
+    "approval": "notice-approval.svg",
+    "failed": "notice-failed.svg",
+    "task_failed": "notice-failed.svg",
+    "question": "notice-question.svg",
+    "expired": "notice-expired.svg",
+    "turn_completed": "notice-done.svg",
+}
 REMEMBERED = 1000  # answered requests kept in mind, for approvals whose notification is still on its way
 LAST_LINES = 40  # how far back a failure's last line is looked for
 
@@ -59,11 +65,18 @@ def approval_notice(request: dict[str, Any]) -> Notice:
     session = request.get("session")
     if session:
         group = f" · Group: {session['group']}" if session.get("group") else ""
-        return Notice("approval", f"{short}: an agent wants a session",
-                      f"{session['id']} · {session['runtime']} in {session['folder']}{group}: {prompt}\n"
-                      f"{session['accounts']}", request["id"])
-    return Notice("approval", f"{short} waits for your approval",
-                  f"{request['requester']} asks {request['agent']}: {prompt}", request["id"])
+        return Notice(
+            "approval",
+            f"{short}: an agent wants a session",
+            f"{session['id']} · {session['runtime']} in {session['folder']}{group}: {prompt}\n{session['accounts']}",
+            request["id"],
+        )
+    return Notice(
+        "approval",
+        f"{short} waits for your approval",
+        f"{request['requester']} asks {request['agent']}: {prompt}",
+        request["id"],
+    )
 
 
 def notice_for(event: dict[str, Any]) -> Notice | None:
@@ -78,16 +91,23 @@ def notice_for(event: dict[str, Any]) -> Notice | None:
     origin = event.get("continuation_of")
     badge = f" · background continuation of {short_form(str(origin), today)}" if origin else ""
     if action == "fail":
-        return Notice("failed", f"{short} failed", one_line(f"{event.get('agent')} · {event.get('requester')}", 80)
-                      + badge, request_id, also="turn_completed")
+        return Notice(
+            "failed",
+            f"{short} failed",
+            one_line(f"{event.get('agent')} · {event.get('requester')}", 80) + badge,
+            request_id,
+            also="turn_completed",
+        )
     if action == "succeed":
         return Notice("turn_completed", f"{short} done", one_line(str(event.get("agent")), 40) + badge, request_id)
     if action == "expire":
-        return Notice("expired", f"{short} expired unanswered", f"{event.get('requester')} asked {event.get('agent')}",
-                      request_id)
+        return Notice(
+            "expired", f"{short} expired unanswered", f"{event.get('requester')} asked {event.get('agent')}", request_id
+        )
     if action == "ask" and event.get("question"):
-        return Notice("question", f"{short}: {event.get('agent')} asks", first_line(str(event["question"]), 200),
-                      request_id)
+        return Notice(
+            "question", f"{short}: {event.get('agent')} asks", first_line(str(event["question"]), 200), request_id
+        )
     return None
 
 
@@ -98,8 +118,13 @@ def _task_notice(event: dict[str, Any]) -> Notice | None:
     if event.get("outcome") != "stopped":
         return Notice("task_failed", f"Task {task_id} failed", about, event.get("request_id"), task_id)
     if event.get("timed_out"):
-        return Notice("task_failed", f"Task {task_id} timed out", f"{event.get('reason')}\n{about}",
-                      event.get("request_id"), task_id)
+        return Notice(
+            "task_failed",
+            f"Task {task_id} timed out",
+            f"{event.get('reason')}\n{about}",
+            event.get("request_id"),
+            task_id,
+        )
     return None
 
 
@@ -131,8 +156,12 @@ async def with_details(notice: Notice, client: "AsyncClient") -> Notice:
 class Notices:
     """Shows notices; `act(verb, request_id)` answers from a button, `open(notice)` is a click on the notice."""
 
-    def __init__(self, balloon: Callable[[str, str], None], act: Callable[[str, str], None],
-                 open_notice: Callable[[Notice], None]) -> None:
+    def __init__(
+        self,
+        balloon: Callable[[str, str], None],
+        act: Callable[[str, str], None],
+        open_notice: Callable[[Notice], None],
+    ) -> None:
         self._balloon, self._act, self._open = balloon, act, open_notice
         self._native = NativeNotifications()
         self._approvals: dict[str, str] = {}  # request id -> its notification's identifier
@@ -149,8 +178,10 @@ class Notices:
             return  # answered before its notification could be shown
         buttons = []
         if approval is not None:
-            buttons = [("Approve", lambda: self._act("approve", approval)),
-                       ("Deny", lambda: self._act("deny", approval))]
+            buttons = [
+                ("Approve", lambda: self._act("approve", approval)),
+                ("Deny", lambda: self._act("deny", approval)),
+            ]
             self.on_the_way.add(approval)
         denied = notice.request_id if notice.kind == "denied" else None
         if denied is not None:
@@ -158,8 +189,9 @@ class Notices:
             self._denied[denied] = ""  # on its way
         identifier = None
         try:
-            identifier = await self._native.send(notice.title, notice.message, buttons, lambda: self._open(notice),
-                                                 notice.icon)
+            identifier = await self._native.send(
+                notice.title, notice.message, buttons, lambda: self._open(notice), notice.icon
+            )
         finally:
             if approval is not None:
                 self.on_the_way.discard(approval)

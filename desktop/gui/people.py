@@ -24,8 +24,9 @@ class PeoplePanel(QWidget):
         self.name.setPlaceholderText("a teammate's name, e.g. sarah")
         self.name.textChanged.connect(self._enable)
         self.add, self.revoke = QPushButton("Add"), QPushButton("Revoke")
-        self.revoke.setToolTip("The chosen one's token stops working at once; what they asked and is not yet "
-                               "running is cancelled")
+        self.revoke.setToolTip(
+            "The chosen one's token stops working at once; what they asked and is not yet running is cancelled"
+        )
         style.kind(self.add, "primary")
         style.kind(self.revoke, "danger")
         self.add.clicked.connect(lambda: self.work.start(self._add()))
@@ -54,8 +55,18 @@ class PeoplePanel(QWidget):
     async def load(self) -> None:
         self._rows = [p for p in await self._client.call(api.people()) if p.kind != "owner"]
         chosen = chosen_row(self.table)
-        fill(self.table, [(p.name, p.kind.capitalize(), style.when(p.created_at),
-                           style.when(p.revoked_at) if p.revoked_at else "") for p in self._rows])
+        fill(
+            self.table,
+            [
+                (
+                    p.name,
+                    p.kind.capitalize(),
+                    style.when(p.created_at),
+                    style.when(p.revoked_at) if p.revoked_at else "",
+                )
+                for p in self._rows
+            ],
+        )
         if chosen is not None and chosen < len(self._rows):
             self.table.selectRow(chosen)
         self._enable()
@@ -78,8 +89,11 @@ class PeoplePanel(QWidget):
         except DaemonError as error:
             self._show_token("", str(error), failed=True)
         else:
-            self._show_token(made.token, f"{name}'s token, shown only this once: copy it and give it to "
-                                                     f"{name}. Coxswain keeps only a hash of it.")
+            self._show_token(
+                made.token,
+                f"{name}'s token, shown only this once: copy it and give it to "
+                f"{name}. Coxswain keeps only a hash of it.",
+            )
             self.name.clear()
         await self.load()
 

@@ -55,9 +55,11 @@ class MacPowerEvents:
         center = NSWorkspace.sharedWorkspace().notificationCenter()
         self._observers = [
             center.addObserverForName_object_queue_usingBlock_(
-                NSWorkspaceWillSleepNotification, None, None, lambda _: self._work.start(on_sleep())),
+                NSWorkspaceWillSleepNotification, None, None, lambda _: self._work.start(on_sleep())
+            ),
             center.addObserverForName_object_queue_usingBlock_(
-                NSWorkspaceDidWakeNotification, None, None, lambda _: self._work.start(on_wake())),
+                NSWorkspaceDidWakeNotification, None, None, lambda _: self._work.start(on_wake())
+            ),
         ]
 
 
@@ -68,5 +70,3 @@ def watch_power(on_sleep: Hook, on_wake: Hook) -> object | None:
     if sys.platform == "darwin":
         return MacPowerEvents(on_sleep, on_wake)
     return None
-
-

@@ -40,10 +40,14 @@ def qr_pixmap(text: str, scale: int = 5) -> QPixmap:
 
 def machine_addresses() -> list[str]:
     """This computer's addresses another device could reach (no loopback, no IPv6 link-local)."""
-    return [address.toString() for address in QNetworkInterface.allAddresses()
-            if not address.isLoopback() and not address.isLinkLocal()
-            and address.protocol() in (QAbstractSocket.NetworkLayerProtocol.IPv4Protocol,
-                                       QAbstractSocket.NetworkLayerProtocol.IPv6Protocol)]
+    return [
+        address.toString()
+        for address in QNetworkInterface.allAddresses()
+        if not address.isLoopback()
+        and not address.isLinkLocal()
+        and address.protocol()
+        in (QAbstractSocket.NetworkLayerProtocol.IPv4Protocol, QAbstractSocket.NetworkLayerProtocol.IPv6Protocol)
+    ]
 
 
 class RoomPanel(QWidget):
@@ -115,8 +119,11 @@ class RoomPanel(QWidget):
         self._changed()
 
     def _wanted(self) -> dict[str, str]:
-        return {"room_port": self.port.text().strip(), "room_certificate": self.certificate.text().strip(),
-                "room_address": self.listen.currentText().strip()}  # the address last: it restarts the listener
+        return {
+            "room_port": self.port.text().strip(),
+            "room_certificate": self.certificate.text().strip(),
+            "room_address": self.listen.currentText().strip(),
+        }  # the address last: it restarts the listener
 
     def _changed(self) -> None:
         """Save is there to press only while the choice differs from what is saved."""
@@ -127,11 +134,15 @@ class RoomPanel(QWidget):
         self.address.setText(self.shown_url)
         self.qr.setPixmap(qr_pixmap(self.shown_url))
         if room.url:
-            about = (f"Phones on your network open this address. Its certificate's SHA-256 fingerprint is "
-                     f"{room.fingerprint}: check that the phone shows the same before you sign in.")
+            about = (
+                f"Phones on your network open this address. Its certificate's SHA-256 fingerprint is "
+                f"{room.fingerprint}: check that the phone shows the same before you sign in."
+            )
         else:
-            about = ("Only this computer can open this address. To let phones in, choose one of this computer's "
-                     "addresses below (the room is then served there over HTTPS).")
+            about = (
+                "Only this computer can open this address. To let phones in, choose one of this computer's "
+                "addresses below (the room is then served there over HTTPS)."
+            )
         if room.problem:
             about = f"{room.problem}\n{about}"
         say(self.about, about, failed=bool(room.problem))
@@ -155,12 +166,18 @@ class RoomPanel(QWidget):
         addresses = machine_addresses()
         self.qr.clear()  # the address's own code would not open on a phone either
         if not addresses:
-            say(self.about, f"A phone cannot open {self.shown_url}: that address is this computer only, and this "
-                "computer has no other address now. Join a network, then choose its address below.")
+            say(
+                self.about,
+                f"A phone cannot open {self.shown_url}: that address is this computer only, and this "
+                "computer has no other address now. Join a network, then choose its address below.",
+            )
             return
         self._sign_in_after_save = True
-        say(self.about, f"A phone cannot open {self.shown_url}: that address is this computer only. Choose one of this "
-            "computer's addresses below and Save; the sign-in code for your phone shows then.")
+        say(
+            self.about,
+            f"A phone cannot open {self.shown_url}: that address is this computer only. Choose one of this "
+            "computer's addresses below and Save; the sign-in code for your phone shows then.",
+        )
         self.listen.setFocus()
         self.listen.showPopup()
 
@@ -194,4 +211,3 @@ class RoomPanel(QWidget):
         chosen, _ = QFileDialog.getOpenFileName(self, "The room's certificate and key (PEM)", "", "PEM (*.pem)")
         if chosen:
             self.certificate.setText(chosen)
-

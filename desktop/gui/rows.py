@@ -75,8 +75,9 @@ def task_text(task: dict[str, Any], with_chip: bool = True, now: datetime | None
         extra.append(how_long(took))
     pill = f"{ENDED.get(task.get('outcome') or '', '?')} {task['status']}" if ended else task["status"]
     head = " · ".join(part for part in (task["id"], visible(task["agent"] or ""), task.get("kind", "")) if part)
-    return RowText(head, pill, colour, " · ".join(extra), one_line(task["description"] or task["command"], 60),
-                   dim=ended)
+    return RowText(
+        head, pill, colour, " · ".join(extra), one_line(task["description"] or task["command"], 60), dim=ended
+    )
 
 
 def test_chip(tests: dict[str, Any] | None) -> tuple[str, str]:
@@ -107,8 +108,11 @@ def requests_line(requests: list[dict[str, Any]]) -> str:
     counts: dict[str, int] = {}
     for request in requests:
         counts[request["state"]] = counts.get(request["state"], 0) + 1
-    shown = [f"{counts[s]} {word}" for s, word in (("running", "running"), ("pending", "waiting"),
-                                                   ("approved", "queued"), ("failed", "failed")) if counts.get(s)]
+    shown = [
+        f"{counts[s]} {word}"
+        for s, word in (("running", "running"), ("pending", "waiting"), ("approved", "queued"), ("failed", "failed"))
+        if counts.get(s)
+    ]
     return " · ".join(shown) or "nothing running or waiting"
 
 

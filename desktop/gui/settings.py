@@ -31,19 +31,32 @@ from desktop.gui.work import Work
 from desktop.platform import autostart
 from desktop.runtimes import RUNTIME_NAMES
 
-TIMES = (("approval_ttl", "Approvals expire after"), ("quiet_after", "A task is quiet after"),
-         ("task_timeout", "Background tasks stop, idle, after"), ("max_turn", "Max turn duration"),
-         ("session_wait_max", "An agent waits on a session at most"))
-SWITCHES = (("keep_awake", "Keep the computer awake while agents are working"),
-            ("agent_sessions", "Agents may start and use sessions (you approve each conversation's first)"))
-NOTICES = (("approval", "A request waits for my approval"), ("failed", "A request failed"),
-           ("expired", "A request expired unanswered"), ("task_failed", "A background task failed"),
-           ("question", "An agent asks a question"),
-           ("turn_completed", "A turn completed: done or failed, background continuations too"))
+TIMES = (
+    ("approval_ttl", "Approvals expire after"),
+    ("quiet_after", "A task is quiet after"),
+    ("task_timeout", "Background tasks stop, idle, after"),
+    ("max_turn", "Max turn duration"),
+    ("session_wait_max", "An agent waits on a session at most"),
+)
+SWITCHES = (
+    ("keep_awake", "Keep the computer awake while agents are working"),
+    ("agent_sessions", "Agents may start and use sessions (you approve each conversation's first)"),
+)
+NOTICES = (
+    ("approval", "A request waits for my approval"),
+    ("failed", "A request failed"),
+    ("expired", "A request expired unanswered"),
+    ("task_failed", "A background task failed"),
+    ("question", "An agent asks a question"),
+    ("turn_completed", "A turn completed: done or failed, background continuations too"),
+)
 LABELS = dict(TIMES) | dict(SWITCHES) | {f"notify_{kind}": f"Notify me when: {label}" for kind, label in NOTICES}
-KEYS = {"anthropic_api_key": f"Anthropic ({RUNTIME_NAMES['claude']})", "openai_api_key": "OpenAI (Codex)",
-        "gemini_api_key": f"Google Gemini ({RUNTIME_NAMES['gemini']})",
-        "copilot_token": f"GitHub ({RUNTIME_NAMES['copilot']})"}
+KEYS = {
+    "anthropic_api_key": f"Anthropic ({RUNTIME_NAMES['claude']})",
+    "openai_api_key": "OpenAI (Codex)",
+    "gemini_api_key": f"Google Gemini ({RUNTIME_NAMES['gemini']})",
+    "copilot_token": f"GitHub ({RUNTIME_NAMES['copilot']})",
+}
 AT_LOGIN = "start_at_login"  # this machine's, not the daemon's
 
 
@@ -115,16 +128,22 @@ class SettingsWindow(QWidget):
         return tab
 
     def _boxes(self) -> dict[str, QCheckBox]:
-        return {"keep_awake": self.keep_awake, "agent_sessions": self.agent_sessions,
-                **{f"notify_{kind}": box for kind, box in self.notices.items()}, AT_LOGIN: self.start_at_login}
+        return {
+            "keep_awake": self.keep_awake,
+            "agent_sessions": self.agent_sessions,
+            **{f"notify_{kind}": box for kind, box in self.notices.items()},
+            AT_LOGIN: self.start_at_login,
+        }
 
     def _general_values(self, settings: dict[str, str]) -> dict[str, str]:
         keys = [key for key, _ in TIMES] + [key for key in self._boxes() if key != AT_LOGIN]
         return {**{key: settings[key] for key in keys}, AT_LOGIN: "yes" if autostart.enabled() else "no"}
 
     def _wanted(self) -> dict[str, str]:
-        return {**{key: field.text().strip() for key, field in self.times.items()},
-                **{key: "yes" if box.isChecked() else "no" for key, box in self._boxes().items()}}
+        return {
+            **{key: field.text().strip() for key, field in self.times.items()},
+            **{key: "yes" if box.isChecked() else "no" for key, box in self._boxes().items()},
+        }
 
     def _general_changed(self) -> None:
         """Save is there to press only while the tab differs from what is saved; words of a save done are old now."""
@@ -137,8 +156,12 @@ class SettingsWindow(QWidget):
         """Everything on the tab as it is; what the daemon refuses is said by its label, and the rest is kept."""
         self.save_general.setEnabled(False)
         wanted = self._wanted()
-        problems = [problem for key, value in wanted.items() if value != self._saved.get(key)
-                    if (problem := await self._set(key, value))]
+        problems = [
+            problem
+            for key, value in wanted.items()
+            if value != self._saved.get(key)
+            if (problem := await self._set(key, value))
+        ]
         self._saved = self._general_values(await self._client.call(api.settings()))
         say(self.general_status, "\n".join(problems) or "Saved.", failed=bool(problems))
         self._general_changed()
@@ -178,8 +201,10 @@ class SettingsWindow(QWidget):
             row.addWidget(state)
             form.addRow(label, row)
             self.keys[name] = (field, state)
-        about = QLabel("Keys are kept in this computer's keyring (never in Coxswain's files) and handed to an agent's "
-                       "CLI only in its environment.")
+        about = QLabel(
+            "Keys are kept in this computer's keyring (never in Coxswain's files) and handed to an agent's "
+            "CLI only in its environment."
+        )
         about.setWordWrap(True)
         style.kind(about, "muted")
         self.save_keys = QPushButton("Save")
@@ -212,8 +237,9 @@ class SettingsWindow(QWidget):
     async def store_keys(self) -> None:
         """Each key typed goes to the keyring (and leaves the window); a refusal is said with the key's label."""
         self.save_keys.setEnabled(False)
-        problems = [problem for name, (field, _) in self.keys.items() if field.text()
-                    if (problem := await self._save_key(name))]
+        problems = [
+            problem for name, (field, _) in self.keys.items() if field.text() if (problem := await self._save_key(name))
+        ]
         say(self.keys_status, "\n".join(problems) or "Saved in the keyring.", failed=bool(problems))
         await self._load_keys()
 

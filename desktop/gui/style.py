@@ -29,10 +29,28 @@ class Colours:
     warn: str
 
 
-LIGHT = Colours(bg="#ffffff", fg="#1b1f24", muted="#59636e", line="#d1d9e0", card="#f6f8fa", accent="#1f6feb",
-                ok="#1a7f37", bad="#cf222e", warn="#9a6700")
-DARK = Colours(bg="#0d1117", fg="#e6edf3", muted="#9198a1", line="#30363d", card="#161b22", accent="#4493f8",
-               ok="#3fb950", bad="#f85149", warn="#d29922")
+LIGHT = Colours(
+    bg="#ffffff",
+    fg="#1b1f24",
+    muted="#59636e",
+    line="#d1d9e0",
+    card="#f6f8fa",
+    accent="#1f6feb",
+    ok="#1a7f37",
+    bad="#cf222e",
+    warn="#9a6700",
+)
+DARK = Colours(
+    bg="#0d1117",
+    fg="#e6edf3",
+    muted="#9198a1",
+    line="#30363d",
+    card="#161b22",
+    accent="#4493f8",
+    ok="#3fb950",
+    bad="#f85149",
+    warn="#d29922",
+)
 
 
 def dark() -> bool:
@@ -54,8 +72,15 @@ def colours() -> Colours:
 def state_colour(word: str) -> str:
     """A state's colour as the room draws its pill: running blue, done green, failed red, waiting amber."""
     c = colours()
-    return {"running": c.accent, "approved": c.accent, "done": c.ok, "failed": c.bad, "expired": c.bad,
-            "pending": c.warn, "ended": c.muted}.get(word, c.muted)
+    return {
+        "running": c.accent,
+        "approved": c.accent,
+        "done": c.ok,
+        "failed": c.bad,
+        "expired": c.bad,
+        "pending": c.warn,
+        "ended": c.muted,
+    }.get(word, c.muted)
 
 
 def apply(app: QApplication) -> None:
@@ -72,15 +97,26 @@ def apply(app: QApplication) -> None:
 def _paint(app: QApplication) -> None:
     c = colours()
     palette = QPalette()
-    for role, colour in ((QPalette.ColorRole.Window, c.bg), (QPalette.ColorRole.Base, c.bg),
-                         (QPalette.ColorRole.AlternateBase, c.card), (QPalette.ColorRole.Button, c.card),
-                         (QPalette.ColorRole.WindowText, c.fg), (QPalette.ColorRole.Text, c.fg),
-                         (QPalette.ColorRole.ButtonText, c.fg), (QPalette.ColorRole.ToolTipBase, c.card),
-                         (QPalette.ColorRole.ToolTipText, c.fg), (QPalette.ColorRole.PlaceholderText, c.muted),
-                         (QPalette.ColorRole.Highlight, c.accent), (QPalette.ColorRole.HighlightedText, "#ffffff"),
-                         (QPalette.ColorRole.Link, c.accent), (QPalette.ColorRole.Mid, c.line),
-                         (QPalette.ColorRole.Dark, c.muted), (QPalette.ColorRole.Shadow, c.muted),
-                         (QPalette.ColorRole.Light, c.card), (QPalette.ColorRole.Midlight, c.line)):
+    for role, colour in (
+        (QPalette.ColorRole.Window, c.bg),
+        (QPalette.ColorRole.Base, c.bg),
+        (QPalette.ColorRole.AlternateBase, c.card),
+        (QPalette.ColorRole.Button, c.card),
+        (QPalette.ColorRole.WindowText, c.fg),
+        (QPalette.ColorRole.Text, c.fg),
+        (QPalette.ColorRole.ButtonText, c.fg),
+        (QPalette.ColorRole.ToolTipBase, c.card),
+        (QPalette.ColorRole.ToolTipText, c.fg),
+        (QPalette.ColorRole.PlaceholderText, c.muted),
+        (QPalette.ColorRole.Highlight, c.accent),
+        (QPalette.ColorRole.HighlightedText, "#ffffff"),
+        (QPalette.ColorRole.Link, c.accent),
+        (QPalette.ColorRole.Mid, c.line),
+        (QPalette.ColorRole.Dark, c.muted),
+        (QPalette.ColorRole.Shadow, c.muted),
+        (QPalette.ColorRole.Light, c.card),
+        (QPalette.ColorRole.Midlight, c.line),
+    ):
         palette.setColor(role, QColor(colour))
     palette.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor(c.muted))
     palette.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor(c.muted))
@@ -123,8 +159,10 @@ def centre(window: QWidget) -> None:
     if screen is None:
         return
     free = screen.availableGeometry()
-    window.resize(max(min(window.width(), free.width()), window.minimumSizeHint().width()),
-                  max(min(window.height(), free.height()), window.minimumSizeHint().height()))
+    window.resize(
+        max(min(window.width(), free.width()), window.minimumSizeHint().width()),
+        max(min(window.height(), free.height()), window.minimumSizeHint().height()),
+    )
     frame = window.frameGeometry()
     frame.moveCenter(free.center())
     window.move(max(frame.left(), free.left()), max(frame.top(), free.top()))

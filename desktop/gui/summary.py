@@ -61,8 +61,15 @@ class TraySummary:
         idle."""
         if self.state == "starting":
             return "starting"
-        return ("paused" if self.paused else "failed" if self.failed
-                else "running" if any(e.state in ("running", "stopping") for e in self.entries) else "idle")
+        return (
+            "paused"
+            if self.paused
+            else "failed"
+            if self.failed
+            else "running"
+            if any(e.state in ("running", "stopping") for e in self.entries)
+            else "idle"
+        )
 
     @property
     def status(self) -> str:
@@ -82,33 +89,69 @@ class TraySummary:
 
     def tooltip_at(self, now: datetime) -> str:
         more = len(self.entries) - TIP_ENTRIES
-        return "\n".join([f"Coxswain: {self.status}", *(e.tip(now) for e in self.entries[:TIP_ENTRIES]),
-                          *([f"… and {more} more"] if more > 0 else [])])
+        return "\n".join(
+            [
+                f"Coxswain: {self.status}",
+                *(e.tip(now) for e in self.entries[:TIP_ENTRIES]),
+                *([f"… and {more} more"] if more > 0 else []),
+            ]
+        )
 
     @property
     def tooltip(self) -> str:
         return self.tooltip_at(datetime.now(UTC))
 
 
-def summarize(requests: list[dict[str, Any]], paused: bool = False, failed_unseen: bool = False,
-              today: date | None = None, tasks: list[dict[str, Any]] | None = None,
-              denying: Callable[[str], bool] = lambda _request_id: False) -> TraySummary:
+def summarize(
+    requests: list[dict[str, Any]],
+    paused: bool = False,
+    failed_unseen: bool = False,
+    today: date | None = None,
+    tasks: list[dict[str, Any]] | None = None,
+    denying: Callable[[str], bool] = lambda _request_id: False,
+) -> TraySummary:
     """`denying(id)`: the owner denied it and the Deny waits for its Undo (it no longer waits for the owner)."""
     pending = [r for r in requests if r["state"] == "pending"]
     waiting = [r for r in pending if not denying(r["id"])]
     running = [r for r in requests if r["state"] == "running"]
     today = today or datetime.now(UTC).date()
-    entries = [Entry("request", r["id"], "denying" if denying(r["id"]) else r["state"], _line(r, today),
-                     r.get("prompt", ""), _time(r.get("started_at")),
-                     short_form(r["continuation_of"], today) if r.get("continuation_of") else "")
-               for r in [*waiting, *(r for r in pending if denying(r["id"])), *running]]
+    entries = [
+        Entry(
+            "request",
+            r["id"],
+            "denying" if denying(r["id"]) else r["state"],
+            _line(r, today),
+            r.get("prompt", ""),
+            _time(r.get("started_at")),
+            short_form(r["continuation_of"], today) if r.get("continuation_of") else "",
+        )
+        for r in [*waiting, *(r for r in pending if denying(r["id"])), *running]
+    ]
     background = [t for t in tasks or [] if t["state"] != "ended" and t.get("kind") != "request"]  # not a turn
-    entries += [Entry("task", t["id"], t["state"], _task_line(t), t.get("description") or t.get("command", ""),
-                      _time(t.get("started_at"))) for t in background]
+    entries += [
+        Entry(
+            "task",
+            t["id"],
+            t["state"],
+            _task_line(t),
+            t.get("description") or t.get("command", ""),
+            _time(t.get("started_at")),
+        )
+        for t in background
+    ]
     known = [r["progress"] for r in running if r.get("progress") is not None]
     progress = sum(known) / len(known) if known else None
-    state = ("paused" if paused else "waiting" if waiting else "failed" if failed_unseen
-             else "running" if any(e.state in ("running", "stopping") for e in entries) else "idle")
+    state = (
+        "paused"
+        if paused
+        else "waiting"
+        if waiting
+        else "failed"
+        if failed_unseen
+        else "running"
+        if any(e.state in ("running", "stopping") for e in entries)
+        else "idle"
+    )
     return TraySummary(state, len(waiting), progress, entries, paused, failed_unseen)
 
 

@@ -103,8 +103,12 @@ class Tray(QSystemTrayIcon):
         self.balloons = [*self.balloons[-19:], (title, message)]
         # exported over D-Bus, Qt hands it to the notification server as it is, and that reads the body as markup;
         # Qt's own balloon (a label set to plain text) and the native ones on Windows and macOS show plain text
-        self.showMessage(visible(title), markup(message) if self.dbusmenu else visible(message),
-                         self.pictures.glyph("waiting"), 15000)
+        self.showMessage(
+            visible(title),
+            markup(message) if self.dbusmenu else visible(message),
+            self.pictures.glyph("waiting"),
+            15000,
+        )
 
     def _fill_menu(self, summary: TraySummary) -> None:
         """The menu, each label shortened to what fits in MENU_WIDTH."""
@@ -116,10 +120,12 @@ class Tray(QSystemTrayIcon):
         denying = [e for e in summary.entries if e.state == "denying"]
         running = [e for e in summary.entries if e.kind == "request" and e.state == "running"]
         tasks = [e for e in summary.entries if e.kind == "task"]
-        for title, entries, shown in ((f"Waiting for you ({len(waiting)})", waiting, SHOWN["pending"]),
-                                      ("Denied: Undo for a few seconds", denying, SHOWN["pending"]),
-                                      ("Running", running, SHOWN["running"]),
-                                      ("Background tasks", tasks, SHOWN["task"])):
+        for title, entries, shown in (
+            (f"Waiting for you ({len(waiting)})", waiting, SHOWN["pending"]),
+            ("Denied: Undo for a few seconds", denying, SHOWN["pending"]),
+            ("Running", running, SHOWN["running"]),
+            ("Background tasks", tasks, SHOWN["task"]),
+        ):
             if entries:
                 self.menu.addSection(title)
             for entry in entries[:shown]:

@@ -73,8 +73,7 @@ class _Drawn(QIconEngine):
     def paint(self, painter: QPainter, rect: QRect, mode: QIcon.Mode, state: QIcon.State) -> None:
         painter.drawPixmap(rect, self.pixmap(rect.size(), mode, state))
 
-    def availableSizes(self, mode: QIcon.Mode = QIcon.Mode.Normal,
-                       state: QIcon.State = QIcon.State.Off) -> list[QSize]:
+    def availableSizes(self, mode: QIcon.Mode = QIcon.Mode.Normal, state: QIcon.State = QIcon.State.Off) -> list[QSize]:
         return [QSize(side, side) for side in SIZES]
 
     def clone(self) -> QIconEngine:

@@ -70,8 +70,12 @@ class WorkList(QTreeWidget):
         self._spinner.setInterval(120)
         self._spinner.timeout.connect(self._turn)
 
-    def show_work(self, requests: list[dict[str, Any]], tasks: list[dict[str, Any]],
-                  denying: Callable[[str], bool] = lambda _request_id: False) -> None:
+    def show_work(
+        self,
+        requests: list[dict[str, Any]],
+        tasks: list[dict[str, Any]],
+        denying: Callable[[str], bool] = lambda _request_id: False,
+    ) -> None:
         self.requests_group.setText(0, f"Requests — {requests_line(requests)}")
         self._tasks = tasks = [t for t in tasks if t["id"] not in self.hidden or t["state"] != "ended"]
         running = any(t["state"] != "ended" for t in tasks)
@@ -81,8 +85,18 @@ class WorkList(QTreeWidget):
         elif not running:
             self._spinner.stop()
         self._fill(self.requests_group, request_rows(requests, denying))
-        self._fill(self.tasks_group, [Row("task", t["id"], task_text(t), "Stop" if t["state"] == "running" else
-                                          "×" if t["state"] == "ended" else "") for t in tasks])
+        self._fill(
+            self.tasks_group,
+            [
+                Row(
+                    "task",
+                    t["id"],
+                    task_text(t),
+                    "Stop" if t["state"] == "running" else "×" if t["state"] == "ended" else "",
+                )
+                for t in tasks
+            ],
+        )
         self.tasks_group.setHidden(not tasks)  # no panel when there is nothing to show
         self.tasks_group.setExpanded(running or self.tasks_group.isExpanded())
         self.requests_group.setExpanded(True)
@@ -194,8 +208,9 @@ class WorkList(QTreeWidget):
             self.chosen.emit(*picked)
 
 
-def request_rows(requests: list[dict[str, Any]], denying: Callable[[str], bool] = lambda _request_id: False
-                 ) -> list[Row]:
+def request_rows(
+    requests: list[dict[str, Any]], denying: Callable[[str], bool] = lambda _request_id: False
+) -> list[Row]:
     """Each request a row, newest first; a prompt sent to a session under the request that sent it, in a header per
     group (a prompt whose sender is not listed stands on its own)."""
     requests = sorted(requests, key=lambda r: (r["created_at"], r["id"]), reverse=True)  # newest first, as everywhere
@@ -208,8 +223,12 @@ def request_rows(requests: list[dict[str, Any]], denying: Callable[[str], bool] 
     for request in requests:
         if request.get("parent_id") in listed:
             continue
-        row = Row("request", request["id"], request_text(request, denying=denying(request["id"])),
-                  "Retry" if request["state"] == "failed" else "")
+        row = Row(
+            "request",
+            request["id"],
+            request_text(request, denying=denying(request["id"])),
+            "Retry" if request["state"] == "failed" else "",
+        )
         groups: dict[str | None, list[dict[str, Any]]] = {}
         for prompt in reversed(sent.get(request["id"], [])):  # oldest first under the sender
             groups.setdefault((prompt.get("session") or {}).get("group"), []).append(prompt)
@@ -230,8 +249,9 @@ class TwoLines(QStyledItemDelegate):
             return size
         return QSize(size.width(), QFontMetrics(option.font).height() * 2 + 14)
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
-              index: QModelIndex | QPersistentModelIndex) -> None:
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
         text: RowText | None = index.data(TEXT_ROLE)
         if text is None:
             super().paint(painter, option, index)

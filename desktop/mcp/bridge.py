@@ -39,8 +39,13 @@ class Relay:
         status, body = self._post(line)
         if status not in (200, 202):  # refused before it reached the MCP server: say why, as JSON-RPC
             if "id" in message:
-                self._write({"jsonrpc": "2.0", "id": message["id"],
-                             "error": {"code": -32001, "message": ENDED if status == 401 else _reason(body)}})
+                self._write(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "error": {"code": -32001, "message": ENDED if status == 401 else _reason(body)},
+                    }
+                )
             return
         if not body.strip():
             return  # a notification, accepted
@@ -52,8 +57,12 @@ class Relay:
     def _post(self, line: bytes) -> tuple[int, bytes]:
         attempt = 0
         while True:
-            headers = {"Authorization": f"Bearer {self._token}", "Content-Type": "application/json",
-                       "Accept": "application/json, text/event-stream", "X-Coxswain-Relay": "1"}
+            headers = {
+                "Authorization": f"Bearer {self._token}",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                "X-Coxswain-Relay": "1",
+            }
             if self._version:
                 headers["MCP-Protocol-Version"] = self._version
             try:

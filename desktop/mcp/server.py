@@ -26,24 +26,33 @@ from desktop.mcp.endpoint import CALLER
 from desktop.tasks.background import BackgroundTasks, TaskView, task_status
 from desktop.tasks.paging import console_page
 
-WITHDRAWN = ("No answer: the question was withdrawn (the request was cancelled, or the turn was interrupted). "
-             "Do not wait for an answer; stop here.")
+WITHDRAWN = (
+    "No answer: the question was withdrawn (the request was cancelled, or the turn was interrupted). "
+    "Do not wait for an answer; stop here."
+)
 
 
-def session_manager(ledger: Ledger, tasks: BackgroundTasks, events: EventBus,
-                    sessions: Sessions) -> StreamableHTTPSessionManager:
+def session_manager(
+    ledger: Ledger, tasks: BackgroundTasks, events: EventBus, sessions: Sessions
+) -> StreamableHTTPSessionManager:
     """The SDK's handler of stateless streamable HTTP calls to our tools."""
     server = build(ledger, tasks, events, sessions)
     # Host and Origin are checked by the daemon's own middleware, before this
-    server.streamable_http_app(stateless_http=True, json_response=True,
-                               transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    server.streamable_http_app(
+        stateless_http=True,
+        json_response=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
     return server.session_manager
 
 
 def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus, sessions: Sessions) -> MCPServer:
-    server = session_tools.CoxswainServer("coxswain", log_level="WARNING",
-                       instructions="Coxswain hosts this session for its owner's team. Ask the person behind the "
-                                    "request with ask_question when you cannot go on alone.")
+    server = session_tools.CoxswainServer(
+        "coxswain",
+        log_level="WARNING",
+        instructions="Coxswain hosts this session for its owner's team. Ask the person behind the "
+        "request with ask_question when you cannot go on alone.",
+    )
 
     async def ask(question: str, options: list[str], ctx: Context, part: int = 0) -> str:
         """Ask and wait. The same call made again (the relay repeats it after a daemon restart) finds its question
@@ -69,12 +78,17 @@ def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus, sessions: Se
         return await ask(question, options or [], ctx)
 
     @server.tool(structured_output=False)
-    async def permission_prompt(tool_name: str, input: dict[str, Any], ctx: Context,
-                                tool_use_id: str | None = None) -> str:
+    async def permission_prompt(
+        tool_name: str, input: dict[str, Any], ctx: Context, tool_use_id: str | None = None
+    ) -> str:
         """Claude Code asks here before a tool its permission settings do not allow already."""
         if tool_name != "AskUserQuestion":
-            return json.dumps({"behavior": "deny", "message": f"{tool_name} is not allowed for this agent; its "
-                                                              "permission mode in Coxswain decides"})
+            return json.dumps(
+                {
+                    "behavior": "deny",
+                    "message": f"{tool_name} is not allowed for this agent; its permission mode in Coxswain decides",
+                }
+            )
         answers: dict[str, str] = {}
         for part, item in enumerate(input.get("questions") or []):
             labels = [str(o.get("label", "")) for o in item.get("options") or [] if isinstance(o, dict)]
@@ -89,8 +103,11 @@ def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus, sessions: Se
         agent = _agent()
         if has_nul(command):
             return "the command holds a NUL byte, which cannot be passed to a program"
-        return _answer(lambda: _task(tasks.view(tasks.start(agent, agent.name, command, description,
-                                                            "monitor" if monitor else "command"))))
+        return _answer(
+            lambda: _task(
+                tasks.view(tasks.start(agent, agent.name, command, description, "monitor" if monitor else "command"))
+            )
+        )
 
     @server.tool(structured_output=False)
     async def list_tasks() -> str:
@@ -104,6 +121,7 @@ def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus, sessions: Se
     async def read_task_output(task_id: str, lines: int = 100) -> str:
         """The last `lines` lines of a task's output, as its console shows them (secrets redacted, progress bars
         collapsed, repeated lines counted), with its state and test counts."""
+
         def read() -> str:
             agent = _agent()
             try:
@@ -115,8 +133,15 @@ def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus, sessions: Se
             view = tasks.view(row)
             page = console_page(Path(view.row.dir) / "output", lines, plain=True, note=view.note)
             head = f"{view.row.id} · {task_status(view)}" + (f" · tests {view.tests}" if view.tests else "")
-            return "\n".join([head, *page.lines, *([page.pending] if page.pending else []),
-                              *([f"({page.note})"] if page.note else [])])
+            return "\n".join(
+                [
+                    head,
+                    *page.lines,
+                    *([page.pending] if page.pending else []),
+                    *([f"({page.note})"] if page.note else []),
+                ]
+            )
+
         return _answer(read)
 
     @server.tool(structured_output=False)
@@ -146,7 +171,12 @@ def _answer(work: Any) -> str:
 
 def _task(view: TaskView) -> dict[str, Any]:
     row = view.row
-    return {"id": row.id, "kind": row.kind, "status": task_status(view), "description": row.description,
-            "command": row.command, "exit_code": row.exit_code, "tests": view.tests}
-
-
+    return {
+        "id": row.id,
+        "kind": row.kind,
+        "status": task_status(view),
+        "description": row.description,
+        "command": row.command,
+        "exit_code": row.exit_code,
+        "tests": view.tests,
+    }

@@ -14,8 +14,18 @@ from pydantic import ValidationError
 from desktop.core.sessions import Caller, SessionError, Sessions
 from desktop.mcp.endpoint import CALLER
 
-TOOLS = ("list_sessions", "read_session", "start_session", "send_prompt", "wait", "answer_question", "stop_turn",
-         "archive_session", "watch_session", "unwatch_session")
+TOOLS = (
+    "list_sessions",
+    "read_session",
+    "start_session",
+    "send_prompt",
+    "wait",
+    "answer_question",
+    "stop_turn",
+    "archive_session",
+    "watch_session",
+    "unwatch_session",
+)
 
 
 class CoxswainServer(MCPServer):
@@ -26,8 +36,9 @@ class CoxswainServer(MCPServer):
         except ToolError as error:
             if name not in TOOLS or not isinstance(error.__cause__, ValidationError):
                 raise
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-                                 for e in error.__cause__.errors())
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in error.__cause__.errors()
+            )
             return refused(SessionError("invalid_input", f"{name} cannot take these arguments: {problems}"))
 
 
@@ -37,8 +48,13 @@ def refused(error: SessionError) -> CallToolResult:
 
 
 def register(server: MCPServer, sessions: Sessions) -> None:
-    async def run(tool: str, change: bool, work: Callable[[Caller], Awaitable[dict[str, Any]]],
-                  about: str = "", ctx: Context | None = None) -> CallToolResult:
+    async def run(
+        tool: str,
+        change: bool,
+        work: Callable[[Caller], Awaitable[dict[str, Any]]],
+        about: str = "",
+        ctx: Context | None = None,
+    ) -> CallToolResult:
         actor = CALLER.get()
         key = f"{actor.session}:{ctx.request_id}" if ctx is not None and actor.session else None
         try:
@@ -62,25 +78,48 @@ def register(server: MCPServer, sessions: Sessions) -> None:
         return await run("read_session", False, lambda caller: done(sessions.read(caller, session)), f" {session}")
 
     @server.tool()
-    async def start_session(prompt: str, ctx: Context, title: str | None = None, runtime: str | None = None,
-                            folder: str | None = None, model: str | None = None, permission_mode: str | None = None,
-                            effort: str | None = None, group: str | None = None) -> CallToolResult:
+    async def start_session(
+        prompt: str,
+        ctx: Context,
+        title: str | None = None,
+        runtime: str | None = None,
+        folder: str | None = None,
+        model: str | None = None,
+        permission_mode: str | None = None,
+        effort: str | None = None,
+        group: str | None = None,
+    ) -> CallToolResult:
         """Start another agent session on this machine with `prompt` (it knows nothing of this conversation, only
         the prompt). Anything not given follows this session (runtime, folder; model, permission mode and effort
         when the runtime is the same). `group` must be one the owner made. The first start of a conversation
         waits for the owner's approval. Returns the session id (S1, …) at once; then call wait."""
-        arguments = {"prompt": prompt, "title": title, "runtime": runtime, "folder": folder, "model": model,
-                     "permission_mode": permission_mode, "effort": effort, "group": group}
+        arguments = {
+            "prompt": prompt,
+            "title": title,
+            "runtime": runtime,
+            "folder": folder,
+            "model": model,
+            "permission_mode": permission_mode,
+            "effort": effort,
+            "group": group,
+        }
         return await run("start_session", True, lambda caller: sessions.start(caller, arguments), ctx=ctx)
 
     @server.tool()
-    async def send_prompt(session: str, prompt: str, ctx: Context, model: str | None = None,
-                          permission_mode: str | None = None, effort: str | None = None) -> CallToolResult:
+    async def send_prompt(
+        session: str,
+        prompt: str,
+        ctx: Context,
+        model: str | None = None,
+        permission_mode: str | None = None,
+        effort: str | None = None,
+    ) -> CallToolResult:
         """Send the next prompt to a session; it continues the same conversation (queued behind a turn still
         running). `model`, `permission_mode`, `effort` change the session's settings from this prompt on."""
         changes = {"model": model, "permission_mode": permission_mode, "effort": effort}
-        return await run("send_prompt", True, lambda caller: sessions.send(caller, session, prompt, changes),
-                         f" {session}", ctx)
+        return await run(
+            "send_prompt", True, lambda caller: sessions.send(caller, session, prompt, changes), f" {session}", ctx
+        )
 
     @server.tool()
     async def wait(session: str, seconds: float | None = None) -> CallToolResult:
@@ -103,8 +142,9 @@ def register(server: MCPServer, sessions: Sessions) -> None:
     @server.tool()
     async def answer_question(session: str, answer: str) -> CallToolResult:
         """Answer the question a session waits on. Only as the owner said: a session's question is theirs."""
-        return await run("answer_question", True, lambda caller: sessions.answer(caller, session, answer),
-                         f" {session}")
+        return await run(
+            "answer_question", True, lambda caller: sessions.answer(caller, session, answer), f" {session}"
+        )
 
     @server.tool()
     async def stop_turn(session: str) -> CallToolResult:

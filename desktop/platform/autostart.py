@@ -50,9 +50,11 @@ def enable() -> Path | str:
         return path
     path = _xdg_entry()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("[Desktop Entry]\nType=Application\nName=Coxswain\n"
-                    "Comment=Your team's coding agents, on your laptop\n"
-                    f"Exec={shlex.join(argv)}\nIcon=coxswain\nTerminal=false\nX-GNOME-Autostart-enabled=true\n")
+    path.write_text(
+        "[Desktop Entry]\nType=Application\nName=Coxswain\n"
+        "Comment=Your team's coding agents, on your laptop\n"
+        f"Exec={shlex.join(argv)}\nIcon=coxswain\nTerminal=false\nX-GNOME-Autostart-enabled=true\n"
+    )
     return path
 
 

@@ -24,8 +24,9 @@ class NativeNotifications:
         self._notifier: Any = None
         self._markup: bool | None = None  # the server renders body markup (known after the first notification)
 
-    async def send(self, title: str, message: str, buttons: list[tuple[str, Action]], on_clicked: Action,
-                   icon: Path | None = None) -> str | None:
+    async def send(
+        self, title: str, message: str, buttons: list[tuple[str, Action]], on_clicked: Action, icon: Path | None = None
+    ) -> str | None:
         """The notification's identifier once it is shown, or None when it could not be. `icon`: a picture file (a
         freedesktop server gets its file: URI as the app_icon), else the app's own."""
         from desktop_notifier import Button, DesktopNotifier, Icon
@@ -36,9 +37,12 @@ class NativeNotifications:
             if self._markup is None:
                 self._markup = await _renders_markup()
             identifier: str = await self._notifier.send(
-                visible(title), markup(message) if self._markup else visible(message),
-                buttons=[Button(label, on_pressed=pressed) for label, pressed in buttons], on_clicked=on_clicked,
-                icon=Icon(path=icon) if icon is not None else None)
+                visible(title),
+                markup(message) if self._markup else visible(message),
+                buttons=[Button(label, on_pressed=pressed) for label, pressed in buttons],
+                on_clicked=on_clicked,
+                icon=Icon(path=icon) if icon is not None else None,
+            )
             # desktop-notifier logs a failure rather than raising it; a notification it knows of was delivered
             shown = identifier in await self._notifier.get_current_notifications()
         except Exception:
@@ -64,8 +68,9 @@ async def _renders_markup() -> bool:
     bus = await MessageBus().connect()
     try:
         introspection = await bus.introspect("org.freedesktop.Notifications", "/org/freedesktop/Notifications")
-        server = bus.get_proxy_object("org.freedesktop.Notifications", "/org/freedesktop/Notifications",
-                                      introspection).get_interface("org.freedesktop.Notifications")
+        server = bus.get_proxy_object(
+            "org.freedesktop.Notifications", "/org/freedesktop/Notifications", introspection
+        ).get_interface("org.freedesktop.Notifications")
         capabilities: list[str] = await server.call_get_capabilities()  # type: ignore[attr-defined]
     finally:
         bus.disconnect()

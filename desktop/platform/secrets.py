@@ -21,8 +21,13 @@ SECRETS = {
     "copilot_token": "COPILOT_GITHUB_TOKEN",
 }
 CHAT_SECRETS = ("slack_app_token", "slack_bot_token", "feishu_app_secret")  # the connectors' own; never given to agents
-SECURE_BACKENDS = ("keyring.backends.SecretService", "keyring.backends.libsecret", "keyring.backends.kwallet",
-                   "keyring.backends.macOS", "keyring.backends.Windows")
+SECURE_BACKENDS = (
+    "keyring.backends.SecretService",
+    "keyring.backends.libsecret",
+    "keyring.backends.kwallet",
+    "keyring.backends.macOS",
+    "keyring.backends.Windows",
+)
 
 
 class SecretStoreError(Exception):
@@ -49,8 +54,10 @@ class Secrets:
         """None if secrets can be kept here, else why not."""
         names = [type(b).__module__ for b in _leaves(self._backend)]
         if not any(name.startswith(SECURE_BACKENDS) for name in names):
-            return ("no secure keyring is available (found: " + (", ".join(names) or "none") + "); on Linux, "
-                    "run a Secret Service such as GNOME Keyring or KWallet")
+            return (
+                "no secure keyring is available (found: " + (", ".join(names) or "none") + "); on Linux, "
+                "run a Secret Service such as GNOME Keyring or KWallet"
+            )
         return None
 
     def round_trip(self) -> str | None:

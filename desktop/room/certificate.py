@@ -43,9 +43,13 @@ def generated(folder: Path, address: str) -> Certificate:
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"Coxswain room on {socket.gethostname()[:40]}")])
     now = datetime.datetime.now(datetime.UTC)
     certificate = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(VALID_DAYS))
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(VALID_DAYS))
         .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(address))]), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
@@ -53,8 +57,11 @@ def generated(folder: Path, address: str) -> Certificate:
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     descriptor = os.open(keyfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "wb") as f:
-        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                  serialization.NoEncryption()))
+        f.write(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
     pem = certificate.public_bytes(serialization.Encoding.PEM)
     certfile.write_bytes(pem)
     return Certificate(certfile, keyfile, fingerprint(pem))
@@ -67,5 +74,7 @@ def _still_good(pem: bytes, address: str) -> bool:
     except (ValueError, x509.ExtensionNotFound):
         return False
     soon = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=30)
-    return ipaddress.ip_address(address) in names.get_values_for_type(x509.IPAddress) \
+    return (
+        ipaddress.ip_address(address) in names.get_values_for_type(x509.IPAddress)
         and certificate.not_valid_after_utc > soon
+    )

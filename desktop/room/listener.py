@@ -40,8 +40,13 @@ class RoomListener:
         self.problem: str | None = None
 
     def status(self) -> dict[str, Any]:
-        return {"local_url": self.local_url + "/", "url": self.url, "fingerprint": self.fingerprint,
-                "problem": self.problem, "address": settings.text(self._store.conn, "room_address")}
+        return {
+            "local_url": self.local_url + "/",
+            "url": self.url,
+            "fingerprint": self.fingerprint,
+            "problem": self.problem,
+            "address": settings.text(self._store.conn, "room_address"),
+        }
 
     async def apply(self) -> None:
         """Serve as the settings say now (called at start and whenever a room_* setting changes)."""
@@ -62,8 +67,11 @@ class RoomListener:
             from desktop.room import certificate  # cryptography (60 ms) only once the room goes beyond loopback
 
             try:
-                tls = certificate.generated(self._folder, address) if chosen == "generated" \
+                tls = (
+                    certificate.generated(self._folder, address)
+                    if chosen == "generated"
                     else certificate.provided(Path(chosen).expanduser())
+                )
                 ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(tls.certfile, tls.keyfile)
                 sock = listening_socket(address, port)
             except (OSError, ValueError, ssl.SSLError) as error:
@@ -73,8 +81,9 @@ class RoomListener:
             shown = f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
             self._host = shown
             self._security.hosts.add(shown)
-            self._serving = await serve(self._security, sock, ROOM_LIMITS, ssl_certfile=str(tls.certfile),
-                                        ssl_keyfile=str(tls.keyfile))
+            self._serving = await serve(
+                self._security, sock, ROOM_LIMITS, ssl_certfile=str(tls.certfile), ssl_keyfile=str(tls.keyfile)
+            )
             self.url, self.fingerprint = f"https://{shown}/", tls.fingerprint
             log.info("the room is served at %s (certificate SHA-256 %s)", self.url, tls.fingerprint)
 

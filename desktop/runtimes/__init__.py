@@ -7,8 +7,13 @@ from desktop.runtimes.copilot import CopilotRuntime
 from desktop.runtimes.gemini import GeminiRuntime
 from desktop.runtimes.shell import ShellRuntime
 
-RUNTIME_NAMES = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI", "copilot": "Copilot CLI",
-                 "shell": "Shell"}  # as people know them; the API and the CLI say the runtime's own name
+RUNTIME_NAMES = {
+    "claude": "Claude Code",
+    "codex": "Codex",
+    "gemini": "Gemini CLI",
+    "copilot": "Copilot CLI",
+    "shell": "Shell",
+}  # as people know them; the API and the CLI say the runtime's own name
 
 
 def builtin_runtimes() -> dict[str, Runtime]:

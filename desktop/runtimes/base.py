@@ -61,12 +61,25 @@ class Runtime(Protocol):
         """What stops this runtime from working here ("not installed", "no API key"), or None."""
         ...
 
-    def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
-               env: dict[str, str], tools: SessionTools) -> Launch:
-        ...
+    def launch(
+        self,
+        request: RequestRow,
+        agent: AgentRow,
+        references: list[dict[str, Any]],
+        task_dir: Path,
+        env: dict[str, str],
+        tools: SessionTools,
+    ) -> Launch: ...
 
-    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
-               tools: SessionTools, prompt: str | None = None) -> Launch | None:
+    def resume(
+        self,
+        request: RequestRow,
+        agent: AgentRow,
+        task_dir: Path,
+        env: dict[str, str],
+        tools: SessionTools,
+        prompt: str | None = None,
+    ) -> Launch | None:
         """The command that continues `request.session_ref` with `prompt` (default: carry on where the turn broke
         off), or None if this runtime cannot resume."""
         ...
@@ -79,9 +92,10 @@ def executable(name: str, env: dict[str, str]) -> str:
     return shutil.which(name, path=env.get("PATH")) or name
 
 
-def missing_cli(name: str, env: dict[str, str], keys: tuple[str, ...], signed_in: bool = False,
-                no_key: str = "no API key") -> str | None:
-    """"not installed", `no_key` when none of the credential variables is set (and no sign-in), else None."""
+def missing_cli(
+    name: str, env: dict[str, str], keys: tuple[str, ...], signed_in: bool = False, no_key: str = "no API key"
+) -> str | None:
+    """ "not installed", `no_key` when none of the credential variables is set (and no sign-in), else None."""
     if shutil.which(name, path=env.get("PATH")) is None:
         return "not installed"
     if not signed_in and not any(env.get(key) for key in keys):

@@ -25,16 +25,31 @@ from desktop.runtimes.base import (
 )
 from desktop.store.rows import AgentRow, RequestRow
 
-CONTINUE = ("The session was interrupted (the process stopped before the turn ended). Continue the task where you "
-            "left off; do not repeat steps that already completed.")
-DENY = {"continue": False, "stopReason": "cancelled by the owner in Coxswain",
-        "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                               "permissionDecisionReason": "the request was cancelled"}}
-FATAL = {"authentication_failed": "Failed to authenticate: the API key was refused",
-         "billing_error": "The model provider refused the request for billing reasons"}
-QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
-         "CLAUDE_CODE_ENABLE_TODO_TOOLS": "1", "ENABLE_TOOL_SEARCH": "false",
-         "MCP_TOOL_TIMEOUT": str(7 * 24 * 3600 * 1000)}  # a question waits for its answer as long as it takes
+CONTINUE = (
+    "The session was interrupted (the process stopped before the turn ended). Continue the task where you "
+    "left off; do not repeat steps that already completed."
+)
+DENY = {
+    "continue": False,
+    "stopReason": "cancelled by the owner in Coxswain",
+    "hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": "the request was cancelled",
+    },
+}
+FATAL = {
+    "authentication_failed": "Failed to authenticate: the API key was refused",
+    "billing_error": "The model provider refused the request for billing reasons",
+}
+QUIET = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+    "CLAUDE_CODE_ENABLE_TODO_TOOLS": "1",
+    "ENABLE_TOOL_SEARCH": "false",
+    "MCP_TOOL_TIMEOUT": str(7 * 24 * 3600 * 1000),
+}  # a question waits for its answer as long as it takes
 
 
 class ClaudeRuntime:
@@ -49,30 +64,56 @@ class ClaudeRuntime:
     def missing(self, env: dict[str, str]) -> str | None:
         return missing_cli(self.executable, env, (self.key_variable,))
 
-    def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
-               env: dict[str, str], tools: SessionTools) -> Launch:
+    def launch(
+        self,
+        request: RequestRow,
+        agent: AgentRow,
+        references: list[dict[str, Any]],
+        task_dir: Path,
+        env: dict[str, str],
+        tools: SessionTools,
+    ) -> Launch:
         session = str(uuid.uuid4())
         prompt = context_block(references) + request.prompt
         argv = self._argv(agent, task_dir, env, tools, ["--session-id", session, "-p", prompt])
         return Launch(argv, dict(QUIET), session)
 
-    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
-               tools: SessionTools, prompt: str | None = None) -> Launch | None:
+    def resume(
+        self,
+        request: RequestRow,
+        agent: AgentRow,
+        task_dir: Path,
+        env: dict[str, str],
+        tools: SessionTools,
+        prompt: str | None = None,
+    ) -> Launch | None:
         if not request.session_ref:
             return None
         argv = self._argv(agent, task_dir, env, tools, ["--resume", request.session_ref, "-p", prompt or CONTINUE])
         return Launch(argv, dict(QUIET), request.session_ref)
 
-    def _argv(self, agent: AgentRow, task_dir: Path, env: dict[str, str], tools: SessionTools,
-              turn: list[str]) -> list[str]:
+    def _argv(
+        self, agent: AgentRow, task_dir: Path, env: dict[str, str], tools: SessionTools, turn: list[str]
+    ) -> list[str]:
         flag = task_dir.parent / (task_dir.name.rsplit(".", 1)[0] + ".cancel")
         (task_dir / "deny.json").write_text(json.dumps(DENY))
         hook = f"[ -e {shlex.quote(str(flag))} ] && cat {shlex.quote(str(task_dir / 'deny.json'))} || true"
         settings = {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": hook}]}]}}
-        argv = [executable(self.executable, env), *turn, "--output-format", "stream-json", "--verbose",
-                "--settings", json.dumps(settings), "--mcp-config", json.dumps(tools.stdio_config()),
-                "--permission-prompt-tool", f"mcp__{tools.server}__permission_prompt",
-                "--allowedTools", f"Bash,Read,Edit,Write,TaskCreate,TaskUpdate,mcp__{tools.server}"]
+        argv = [
+            executable(self.executable, env),
+            *turn,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--settings",
+            json.dumps(settings),
+            "--mcp-config",
+            json.dumps(tools.stdio_config()),
+            "--permission-prompt-tool",
+            f"mcp__{tools.server}__permission_prompt",
+            "--allowedTools",
+            f"Bash,Read,Edit,Write,TaskCreate,TaskUpdate,mcp__{tools.server}",
+        ]
         if agent.options.get("permission_mode"):
             argv += ["--permission-mode", str(agent.options["permission_mode"])]
         if agent.options.get("effort"):
@@ -98,8 +139,14 @@ class ClaudeParser:
         if kind == "system" and message.get("subtype") == "api_retry":
             error, status = message.get("error"), message.get("error_status")
             if error in FATAL:
-                return [Event("error", f"{FATAL[error]} (the model API answered {status})", is_error=True,
-                              data={"fatal": True})]
+                return [
+                    Event(
+                        "error",
+                        f"{FATAL[error]} (the model API answered {status})",
+                        is_error=True,
+                        data={"fatal": True},
+                    )
+                ]
             return [Event("error", f"the model API failed ({error}, {status}); retry {message.get('attempt')}")]
         if kind == "assistant":
             return self._assistant(message)
@@ -107,8 +154,14 @@ class ClaudeParser:
             return self._tool_results(message)
         if kind == "result":
             text = str(message.get("result") or "; ".join(str(e) for e in message.get("errors") or []))
-            events = [Event("result", text, is_error=bool(message.get("is_error")),
-                            data={"terminal_reason": message.get("terminal_reason")})]
+            events = [
+                Event(
+                    "result",
+                    text,
+                    is_error=bool(message.get("is_error")),
+                    data={"terminal_reason": message.get("terminal_reason")},
+                )
+            ]
             if message.get("total_cost_usd") is not None:
                 events.append(Event("usage", value=float(message["total_cost_usd"]), data=message.get("usage") or {}))
             return events

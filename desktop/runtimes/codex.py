@@ -21,8 +21,16 @@ from desktop.runtimes.claude import CONTINUE
 from desktop.store.rows import AgentRow, RequestRow
 
 SANDBOXES = ("read-only", "workspace-write", "danger-full-access")
-QUIET = ["-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=false", "-c", "features.plugins=false",
-         "-c", "tools.update_plan.enabled=true"]
+QUIET = [
+    "-c",
+    "check_for_update_on_startup=false",
+    "-c",
+    "analytics.enabled=false",
+    "-c",
+    "features.plugins=false",
+    "-c",
+    "tools.update_plan.enabled=true",
+]
 
 
 class CodexRuntime:
@@ -37,23 +45,51 @@ class CodexRuntime:
         home = Path(env.get("CODEX_HOME") or Path(env.get("HOME", "~")).expanduser() / ".codex")
         return missing_cli(self.executable, env, ("OPENAI_API_KEY", "CODEX_API_KEY"), (home / "auth.json").exists())
 
-    def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
-               env: dict[str, str], tools: SessionTools) -> Launch:
+    def launch(
+        self,
+        request: RequestRow,
+        agent: AgentRow,
+        references: list[dict[str, Any]],
+        task_dir: Path,
+        env: dict[str, str],
+        tools: SessionTools,
+    ) -> Launch:
         return Launch([*self._exec(agent, env, tools), context_block(references) + request.prompt], {})
 
-    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
-               tools: SessionTools, prompt: str | None = None) -> Launch | None:
+    def resume(
+        self,
+        request: RequestRow,
+        agent: AgentRow,
+        task_dir: Path,
+        env: dict[str, str],
+        tools: SessionTools,
+        prompt: str | None = None,
+    ) -> Launch | None:
         if not request.session_ref:
             return None
-        return Launch([*self._exec(agent, env, tools), "resume", request.session_ref, prompt or CONTINUE], {},
-                      request.session_ref)
+        return Launch(
+            [*self._exec(agent, env, tools), "resume", request.session_ref, prompt or CONTINUE], {}, request.session_ref
+        )
 
     def _exec(self, agent: AgentRow, env: dict[str, str], tools: SessionTools) -> list[str]:
         sandbox = str(agent.options.get("permission_mode") or "workspace-write")
-        effort = ["-c", f"model_reasoning_effort={json.dumps(agent.options['effort'])}"] if agent.options.get(
-            "effort") else []
-        return [executable(self.executable, env), "exec", "--json", "--skip-git-repo-check", *QUIET,
-                *mcp_overrides(tools), "-s", sandbox, *effort, *model_and_args(agent, "-m")]
+        effort = (
+            ["-c", f"model_reasoning_effort={json.dumps(agent.options['effort'])}"]
+            if agent.options.get("effort")
+            else []
+        )
+        return [
+            executable(self.executable, env),
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            *QUIET,
+            *mcp_overrides(tools),
+            "-s",
+            sandbox,
+            *effort,
+            *model_and_args(agent, "-m"),
+        ]
 
     def parser(self) -> "CodexParser":
         return CodexParser()
@@ -64,8 +100,13 @@ def mcp_overrides(tools: SessionTools) -> list[str]:
     Codex waits for it before the first model call (else a server still starting is left out of the turn); its tools
     run without an approval prompt (exec has nobody to ask); a question may wait a week for its answer."""
     table = f"mcp_servers.{tools.server}"
-    values = {"command": json.dumps(tools.command), "args": json.dumps(tools.args), "required": "true",
-              "tool_timeout_sec": str(7 * 24 * 3600), "default_tools_approval_mode": '"approve"'}
+    values = {
+        "command": json.dumps(tools.command),
+        "args": json.dumps(tools.args),
+        "required": "true",
+        "tool_timeout_sec": str(7 * 24 * 3600),
+        "default_tools_approval_mode": '"approve"',
+    }
     return [arg for key, value in values.items() for arg in ("-c", f"{table}.{key}={value}")]
 
 

@@ -36,14 +36,28 @@ class CopilotRuntime:
         signed_in = (Path(env.get("HOME", "~")).expanduser() / ".copilot" / "config.json").exists()
         return missing_cli(self.executable, env, CREDENTIALS, signed_in, no_key="not signed in (no token)")
 
-    def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
-               env: dict[str, str], tools: SessionTools) -> Launch:
+    def launch(
+        self,
+        request: RequestRow,
+        agent: AgentRow,
+        references: list[dict[str, Any]],
+        task_dir: Path,
+        env: dict[str, str],
+        tools: SessionTools,
+    ) -> Launch:
         session = str(uuid.uuid4())
         prompt = context_block(references) + request.prompt
         return Launch(self._argv(agent, env, tools, ["--session-id", session, "-p", prompt]), {}, session)
 
-    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
-               tools: SessionTools, prompt: str | None = None) -> Launch | None:
+    def resume(
+        self,
+        request: RequestRow,
+        agent: AgentRow,
+        task_dir: Path,
+        env: dict[str, str],
+        tools: SessionTools,
+        prompt: str | None = None,
+    ) -> Launch | None:
         if not request.session_ref:
             return None
         argv = self._argv(agent, env, tools, ["-r", request.session_ref, "-p", prompt or CONTINUE])
@@ -51,8 +65,16 @@ class CopilotRuntime:
 
     def _argv(self, agent: AgentRow, env: dict[str, str], tools: SessionTools, turn: list[str]) -> list[str]:
         mcp = json.dumps(tools.stdio_config(type="local", tools=["*"]))
-        return [executable(self.executable, env), *turn, "--output-format", "json", "--allow-all-tools",
-                "--additional-mcp-config", mcp, *model_and_args(agent, "--model")]
+        return [
+            executable(self.executable, env),
+            *turn,
+            "--output-format",
+            "json",
+            "--allow-all-tools",
+            "--additional-mcp-config",
+            mcp,
+            *model_and_args(agent, "--model"),
+        ]
 
     def parser(self) -> "CopilotParser":
         return CopilotParser()

@@ -35,29 +35,55 @@ class GeminiRuntime:
     def missing(self, env: dict[str, str]) -> str | None:
         return missing_cli(self.executable, env, ("GEMINI_API_KEY", "GOOGLE_API_KEY"))
 
-    def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
-               env: dict[str, str], tools: SessionTools) -> Launch:
+    def launch(
+        self,
+        request: RequestRow,
+        agent: AgentRow,
+        references: list[dict[str, Any]],
+        task_dir: Path,
+        env: dict[str, str],
+        tools: SessionTools,
+    ) -> Launch:
         session = str(uuid.uuid4())
         prompt = context_block(references) + request.prompt
         argv = self._argv(agent, env, ["--session-id", session, "-p", prompt])
         return Launch(argv, self._env(task_dir, env, tools), session)
 
-    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
-               tools: SessionTools, prompt: str | None = None) -> Launch | None:
+    def resume(
+        self,
+        request: RequestRow,
+        agent: AgentRow,
+        task_dir: Path,
+        env: dict[str, str],
+        tools: SessionTools,
+        prompt: str | None = None,
+    ) -> Launch | None:
         if not request.session_ref:
             return None
-        return Launch(self._argv(agent, env, ["-r", request.session_ref, "-p", prompt or CONTINUE]),
-                      self._env(task_dir, env, tools), request.session_ref)
+        return Launch(
+            self._argv(agent, env, ["-r", request.session_ref, "-p", prompt or CONTINUE]),
+            self._env(task_dir, env, tools),
+            request.session_ref,
+        )
 
     @staticmethod
     def _env(task_dir: Path, env: dict[str, str], tools: SessionTools) -> dict[str, str]:
-        return {"GEMINI_CLI_TRUST_WORKSPACE": "true",  # the owner chose this folder for the agent
-                "GEMINI_CLI_HOME": str(overlay_home(task_dir, env, tools))}
+        return {
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",  # the owner chose this folder for the agent
+            "GEMINI_CLI_HOME": str(overlay_home(task_dir, env, tools)),
+        }
 
     def _argv(self, agent: AgentRow, env: dict[str, str], turn: list[str]) -> list[str]:
         mode = str(agent.options.get("permission_mode") or DEFAULT_MODE)
-        return [executable(self.executable, env), *turn, "-o", "stream-json", "--approval-mode", mode,
-                *model_and_args(agent, "-m")]
+        return [
+            executable(self.executable, env),
+            *turn,
+            "-o",
+            "stream-json",
+            "--approval-mode",
+            mode,
+            *model_and_args(agent, "-m"),
+        ]
 
     def parser(self) -> "GeminiParser":
         return GeminiParser()

@@ -84,7 +84,7 @@ def descendants(root: int) -> list[int]:
                 stat = f.read()
         except OSError:
             continue
-        fields = stat[stat.rindex(b")") + 2:].split()
+        fields = stat[stat.rindex(b")") + 2 :].split()
         if fields[0] != b"Z":
             children.setdefault(int(fields[1]), []).append(int(name))
     found: list[int] = []
@@ -216,8 +216,10 @@ def main(argv: list[str]) -> int:
         if tracked:  # before the fork: a stop that comes at once is taken up, not fatal to the runner
             signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
         pid = _start(command, output)
-        write_atomically(os.path.join(task_dir, "runner.json"),
-                         f'{{{identity}, "pid": {pid}, "pgid": {pid}, "tracked": {str(tracked).lower()}}}')
+        write_atomically(
+            os.path.join(task_dir, "runner.json"),
+            f'{{{identity}, "pid": {pid}, "pgid": {pid}, "tracked": {str(tracked).lower()}}}',
+        )
         if tracked:
             returncode, survivors = _supervise(task_dir, pid)
         else:  # macOS: the process group; the daemon kills it whole after the grace
@@ -226,10 +228,14 @@ def main(argv: list[str]) -> int:
     else:  # Windows: no fork; a new process group through subprocess
         import subprocess
 
-        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=output, stderr=output,
-                                 creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0))
-        write_atomically(os.path.join(task_dir, "runner.json"),
-                         f'{{{identity}, "pid": {child.pid}}}')
+        child = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+            creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0),
+        )
+        write_atomically(os.path.join(task_dir, "runner.json"), f'{{{identity}, "pid": {child.pid}}}')
         returncode = child.wait()
     named = ", ".join(f'{{"pid": {p}, "command": {_json_string(_command_line(p))}}}' for p in survivors)
     ended = f'{{"returncode": {returncode}, "ended_at": {time.time()!r}, "survivors": [{named}]}}'

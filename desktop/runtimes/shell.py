@@ -24,8 +24,15 @@ class ShellRuntime:
     def missing(self, env: dict[str, str]) -> str | None:
         return None
 
-    def launch(self, request: RequestRow, agent: AgentRow, references: list[dict[str, Any]], task_dir: Path,
-               env: dict[str, str], tools: SessionTools) -> Launch:
+    def launch(
+        self,
+        request: RequestRow,
+        agent: AgentRow,
+        references: list[dict[str, Any]],
+        task_dir: Path,
+        env: dict[str, str],
+        tools: SessionTools,
+    ) -> Launch:
         argv = ["cmd.exe", "/c", request.prompt] if os.name == "nt" else ["/bin/sh", "-c", request.prompt]
         extra = {"COX_REQUEST_ID": request.id, "COX_AGENT": agent.name}
         if references:
@@ -34,8 +41,15 @@ class ShellRuntime:
             extra["COX_REFERENCES"] = str(path)
         return Launch(argv, extra)
 
-    def resume(self, request: RequestRow, agent: AgentRow, task_dir: Path, env: dict[str, str],
-               tools: SessionTools, prompt: str | None = None) -> Launch | None:
+    def resume(
+        self,
+        request: RequestRow,
+        agent: AgentRow,
+        task_dir: Path,
+        env: dict[str, str],
+        tools: SessionTools,
+        prompt: str | None = None,
+    ) -> Launch | None:
         return None  # a shell command is never run a second time
 
     def parser(self) -> _NoEvents:

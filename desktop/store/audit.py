@@ -14,8 +14,16 @@ def insert(conn: sqlite3.Connection, record: AuditRow) -> None:
     conn.execute(
         "INSERT INTO audit (seq, at, actor, action, request_id, reason, prev_hash, hash) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (record.seq, record.at, record.actor, record.action, record.request_id, record.reason, record.prev_hash,
-         record.hash),
+        (
+            record.seq,
+            record.at,
+            record.actor,
+            record.action,
+            record.request_id,
+            record.reason,
+            record.prev_hash,
+            record.hash,
+        ),
     )
 
 

@@ -30,8 +30,9 @@ def revoke_principal(conn: sqlite3.Connection, name: str, at: float) -> None:
     conn.execute("UPDATE principals SET revoked_at = ?, token_hash = NULL WHERE name = ?", (at, name))
 
 
-def add_agent(conn: sqlite3.Connection, name: str, runtime: str, folder: str, options: dict[str, object],
-              at: float) -> None:
+def add_agent(
+    conn: sqlite3.Connection, name: str, runtime: str, folder: str, options: dict[str, object], at: float
+) -> None:
     """A new agent, or one of a removed agent's name (its old requests keep pointing at the name)."""
     conn.execute(
         "INSERT INTO agents (name, runtime, folder, options, created_at) VALUES (?, ?, ?, ?, ?) "
@@ -42,8 +43,10 @@ def add_agent(conn: sqlite3.Connection, name: str, runtime: str, folder: str, op
 
 
 def change_agent(conn: sqlite3.Connection, name: str, runtime: str, folder: str, options: dict[str, object]) -> None:
-    conn.execute("UPDATE agents SET runtime = ?, folder = ?, options = ? WHERE name = ?",
-                 (runtime, folder, json.dumps(options), name))
+    conn.execute(
+        "UPDATE agents SET runtime = ?, folder = ?, options = ? WHERE name = ?",
+        (runtime, folder, json.dumps(options), name),
+    )
 
 
 def remove_agent(conn: sqlite3.Connection, name: str, at: float) -> None:
@@ -57,8 +60,12 @@ def agent(conn: sqlite3.Connection, name: str) -> AgentRow | None:
 
 def agents(conn: sqlite3.Connection) -> list[AgentRow]:
     """The owner's agents (sessions agents started run as hidden agents, not listed here)."""
-    return [AgentRow.of(r) for r in conn.execute("SELECT * FROM agents WHERE removed_at IS NULL AND name NOT IN "
-                                                 "(SELECT id FROM sessions) ORDER BY name")]
+    return [
+        AgentRow.of(r)
+        for r in conn.execute(
+            "SELECT * FROM agents WHERE removed_at IS NULL AND name NOT IN (SELECT id FROM sessions) ORDER BY name"
+        )
+    ]
 
 
 def settings(conn: sqlite3.Connection) -> dict[str, str]:
@@ -66,17 +73,22 @@ def settings(conn: sqlite3.Connection) -> dict[str, str]:
 
 
 def set_setting(conn: sqlite3.Connection, key: str, value: str) -> None:
-    conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = ?",
-                 (key, value, value))
+    conn.execute(
+        "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = ?", (key, value, value)
+    )
 
 
 def add_session_token(conn: sqlite3.Connection, token_hash: str, request_id: str, at: float) -> None:
-    conn.execute("INSERT INTO session_tokens (token_hash, request_id, created_at) VALUES (?, ?, ?)",
-                 (token_hash, request_id, at))
+    conn.execute(
+        "INSERT INTO session_tokens (token_hash, request_id, created_at) VALUES (?, ?, ?)", (token_hash, request_id, at)
+    )
 
 
 def running_request_of(conn: sqlite3.Connection, token_hash: str) -> tuple[str, str] | None:
     """(request id, agent) of the token's request while it runs; a session token is worth nothing after."""
-    row = conn.execute("SELECT r.id, r.agent FROM session_tokens t JOIN requests r ON r.id = t.request_id "
-                       "WHERE t.token_hash = ? AND r.state = 'running'", (token_hash,)).fetchone()
+    row = conn.execute(
+        "SELECT r.id, r.agent FROM session_tokens t JOIN requests r ON r.id = t.request_id "
+        "WHERE t.token_hash = ? AND r.state = 'running'",
+        (token_hash,),
+    ).fetchone()
     return None if row is None else (row[0], row[1])

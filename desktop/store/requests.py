@@ -7,8 +7,21 @@ from typing import Any
 from desktop.store.rows import RequestRow, TimelineRow
 
 _CHANGEABLE = frozenset(
-    {"state", "updated_at", "expires_at", "approved_at", "queue_seq", "started_at", "ended_at", "session_ref",
-     "progress", "result", "exit_code", "cancel_requested", "denied"}
+    {
+        "state",
+        "updated_at",
+        "expires_at",
+        "approved_at",
+        "queue_seq",
+        "started_at",
+        "ended_at",
+        "session_ref",
+        "progress",
+        "result",
+        "exit_code",
+        "cancel_requested",
+        "denied",
+    }
 )
 
 
@@ -61,7 +74,8 @@ def conversation_idle_since(conn: sqlite3.Connection, request_id: str) -> float 
     """Since when the conversation `request_id` belongs to has had no turn running or queued: the end of its last
     turn (None while one runs or waits to). A conversation is a request with the continuations that followed it, or
     every prompt of one agent session."""
-    row = conn.execute("""
+    row = conn.execute(
+        """
         WITH RECURSIVE up(id, parent) AS (
             SELECT id, continuation_of FROM requests WHERE id = :id
             UNION SELECT r.id, r.continuation_of FROM requests r JOIN up ON r.id = up.parent),
@@ -71,40 +85,51 @@ def conversation_idle_since(conn: sqlite3.Connection, request_id: str) -> float 
         SELECT MAX(state IN ('running', 'approved')), MAX(COALESCE(ended_at, started_at, created_at))
         FROM requests WHERE id IN (SELECT id FROM down)
            OR agent IN (SELECT s.id FROM sessions s JOIN requests r ON r.agent = s.id WHERE r.id = :id)
-        """, {"id": request_id}).fetchone()
+        """,
+        {"id": request_id},
+    ).fetchone()
     busy, last = row
     return None if busy or last is None else float(last)
 
 
 def chain_root(conn: sqlite3.Connection, request_id: str) -> str:
     """The first request of the chain of continuations `request_id` is in (itself when it continues none)."""
-    row = conn.execute("""
+    row = conn.execute(
+        """
         WITH RECURSIVE up(id, parent) AS (
             SELECT id, continuation_of FROM requests WHERE id = ?
             UNION SELECT r.id, r.continuation_of FROM requests r JOIN up ON r.id = up.parent)
-        SELECT id FROM up WHERE parent IS NULL""", (request_id,)).fetchone()
+        SELECT id FROM up WHERE parent IS NULL""",
+        (request_id,),
+    ).fetchone()
     return str(row[0]) if row else request_id
 
 
 def newest_of_conversation(conn: sqlite3.Connection, conversation: str) -> RequestRow | None:
     """The latest request of a conversation: a session's newest prompt (or continuation), or the newest of a chain
     of continuations given its first request."""
-    row = conn.execute("""
+    row = conn.execute(
+        """
         WITH RECURSIVE down(id) AS (
             SELECT id FROM requests WHERE id = :key
             UNION SELECT r.id FROM requests r JOIN down ON r.continuation_of = down.id)
         SELECT * FROM requests WHERE id IN (SELECT id FROM down) OR agent = :key
-        ORDER BY created_at DESC, id DESC LIMIT 1""", {"key": conversation}).fetchone()
+        ORDER BY created_at DESC, id DESC LIMIT 1""",
+        {"key": conversation},
+    ).fetchone()
     return None if row is None else RequestRow.of(row)
 
 
 def conversation_rows(conn: sqlite3.Connection, first: str) -> list[RequestRow]:
     """Every request of the conversation whose first request is `first`: it and every continuation after it."""
-    rows = conn.execute("""
+    rows = conn.execute(
+        """
         WITH RECURSIVE down(id) AS (
             SELECT id FROM requests WHERE id = ?
             UNION SELECT r.id FROM requests r JOIN down ON r.continuation_of = down.id)
-        SELECT * FROM requests WHERE id IN (SELECT id FROM down) ORDER BY created_at""", (first,))
+        SELECT * FROM requests WHERE id IN (SELECT id FROM down) ORDER BY created_at""",
+        (first,),
+    )
     return [RequestRow.of(r) for r in rows]
 
 
@@ -113,8 +138,9 @@ def continuations_of(conn: sqlite3.Connection, request_id: str) -> list[RequestR
     return [RequestRow.of(r) for r in rows]
 
 
-def listing(conn: sqlite3.Connection, *, state: str | None = None, requester: str | None = None,
-            limit: int = 500) -> list[RequestRow]:
+def listing(
+    conn: sqlite3.Connection, *, state: str | None = None, requester: str | None = None, limit: int = 500
+) -> list[RequestRow]:
     where, params = [], []
     if state:
         where.append("state = ?")
@@ -173,8 +199,10 @@ def last_timeline(conn: sqlite3.Connection, request_id: str) -> TimelineRow | No
 
 def first_of_agent(conn: sqlite3.Connection, agent: str, states: tuple[str, ...]) -> str | None:
     """The ID of the agent's first request in one of `states`, if any."""
-    row = conn.execute(f"SELECT id FROM requests WHERE agent = ? AND state IN ({','.join('?' * len(states))}) "
-                       "ORDER BY id LIMIT 1", (agent, *states)).fetchone()
+    row = conn.execute(
+        f"SELECT id FROM requests WHERE agent = ? AND state IN ({','.join('?' * len(states))}) ORDER BY id LIMIT 1",
+        (agent, *states),
+    ).fetchone()
     return str(row[0]) if row else None
 
 

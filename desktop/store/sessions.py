@@ -15,10 +15,20 @@ def next_id(conn: sqlite3.Connection) -> str:
     return f"S{number}"
 
 
-def add(conn: sqlite3.Connection, session_id: str, title: str, group: str | None, parent_request: str,
-        conversation: str, at: float) -> None:
-    conn.execute("INSERT INTO sessions (id, title, group_name, parent_request, conversation, created_at) "
-                 "VALUES (?, ?, ?, ?, ?, ?)", (session_id, title, group, parent_request, conversation, at))
+def add(
+    conn: sqlite3.Connection,
+    session_id: str,
+    title: str,
+    group: str | None,
+    parent_request: str,
+    conversation: str,
+    at: float,
+) -> None:
+    conn.execute(
+        "INSERT INTO sessions (id, title, group_name, parent_request, conversation, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (session_id, title, group, parent_request, conversation, at),
+    )
 
 
 def get(conn: sqlite3.Connection, session_id: str) -> SessionRow | None:
@@ -28,8 +38,10 @@ def get(conn: sqlite3.Connection, session_id: str) -> SessionRow | None:
 
 def listing(conn: sqlite3.Connection, requester: str | None = None, archived: bool = False) -> list[SessionRow]:
     """Sessions (of the conversations `requester` stands behind, if given), oldest first."""
-    sql = ("SELECT s.* FROM sessions s JOIN requests p ON p.id = s.parent_request WHERE (? OR s.archived_at IS NULL)"
-           " AND (? IS NULL OR p.requester = ?) ORDER BY s.created_at, s.id")
+    sql = (
+        "SELECT s.* FROM sessions s JOIN requests p ON p.id = s.parent_request WHERE (? OR s.archived_at IS NULL)"
+        " AND (? IS NULL OR p.requester = ?) ORDER BY s.created_at, s.id"
+    )
     return [SessionRow.of(r) for r in conn.execute(sql, (archived, requester, requester))]
 
 
@@ -48,16 +60,22 @@ def requests_of(conn: sqlite3.Connection, session_id: str) -> list[RequestRow]:
 
 def last_session_ref(conn: sqlite3.Connection, session_id: str, before: str) -> str | None:
     """The runtime session the session's earlier prompts ran in: the next prompt continues it."""
-    row = conn.execute("SELECT session_ref FROM requests WHERE agent = ? AND id != ? AND session_ref IS NOT NULL "
-                       "ORDER BY created_at DESC, id DESC LIMIT 1", (session_id, before)).fetchone()
+    row = conn.execute(
+        "SELECT session_ref FROM requests WHERE agent = ? AND id != ? AND session_ref IS NOT NULL "
+        "ORDER BY created_at DESC, id DESC LIMIT 1",
+        (session_id, before),
+    ).fetchone()
     return str(row[0]) if row else None
 
 
 def with_prompts(conn: sqlite3.Connection, states: tuple[str, ...]) -> list[str]:
     """Sessions with a prompt in one of `states` (approved and running: at work; running: running now)."""
     marks = ", ".join("?" * len(states))
-    rows = conn.execute(f"SELECT DISTINCT s.id FROM sessions s JOIN requests r ON r.agent = s.id "
-                        f"WHERE r.state IN ({marks}) ORDER BY s.id", states)
+    rows = conn.execute(
+        f"SELECT DISTINCT s.id FROM sessions s JOIN requests r ON r.agent = s.id "
+        f"WHERE r.state IN ({marks}) ORDER BY s.id",
+        states,
+    )
     return [r[0] for r in rows]
 
 
@@ -77,29 +95,38 @@ def conversation(conn: sqlite3.Connection, key: str) -> tuple[float | None, int]
 
 def approve_conversation(conn: sqlite3.Connection, key: str, at: float, by: str) -> None:
     """The owner said yes: the conversation may start sessions, and its loop guard counts from zero again."""
-    conn.execute("INSERT INTO conversations (key, approved_at, approved_by, agent_prompts) VALUES (?, ?, ?, 0) "
-                 "ON CONFLICT (key) DO UPDATE SET approved_at = COALESCE(approved_at, excluded.approved_at), "
-                 "approved_by = COALESCE(approved_by, excluded.approved_by), agent_prompts = 0", (key, at, by))
+    conn.execute(
+        "INSERT INTO conversations (key, approved_at, approved_by, agent_prompts) VALUES (?, ?, ?, 0) "
+        "ON CONFLICT (key) DO UPDATE SET approved_at = COALESCE(approved_at, excluded.approved_at), "
+        "approved_by = COALESCE(approved_by, excluded.approved_by), agent_prompts = 0",
+        (key, at, by),
+    )
 
 
 def count_agent_prompt(conn: sqlite3.Connection, key: str) -> None:
-    conn.execute("INSERT INTO conversations (key, agent_prompts) VALUES (?, 1) "
-                 "ON CONFLICT (key) DO UPDATE SET agent_prompts = agent_prompts + 1", (key,))
+    conn.execute(
+        "INSERT INTO conversations (key, agent_prompts) VALUES (?, 1) "
+        "ON CONFLICT (key) DO UPDATE SET agent_prompts = agent_prompts + 1",
+        (key,),
+    )
 
 
 def watch(conn: sqlite3.Connection, conversation: str, session_id: str, events: list[str], at: float) -> None:
-    conn.execute("INSERT INTO watches (conversation, session, events, created_at) VALUES (?, ?, ?, ?) "
-                 "ON CONFLICT (conversation, session) DO UPDATE SET events = excluded.events",
-                 (conversation, session_id, json.dumps(events), at))
+    conn.execute(
+        "INSERT INTO watches (conversation, session, events, created_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (conversation, session) DO UPDATE SET events = excluded.events",
+        (conversation, session_id, json.dumps(events), at),
+    )
 
 
 def unwatch(conn: sqlite3.Connection, conversation: str, session_id: str) -> bool:
-    return conn.execute("DELETE FROM watches WHERE conversation = ? AND session = ?",
-                        (conversation, session_id)).rowcount > 0
+    return (
+        conn.execute("DELETE FROM watches WHERE conversation = ? AND session = ?", (conversation, session_id)).rowcount
+        > 0
+    )
 
 
 def watchers(conn: sqlite3.Connection, session_id: str) -> list[tuple[str, list[str]]]:
     """(conversation, the kinds of news it wants) of each conversation watching the session."""
-    rows = conn.execute("SELECT conversation, events FROM watches WHERE session = ? ORDER BY created_at",
-                        (session_id,))
+    rows = conn.execute("SELECT conversation, events FROM watches WHERE session = ? ORDER BY created_at", (session_id,))
     return [(str(r[0]), list(json.loads(r[1]))) for r in rows]

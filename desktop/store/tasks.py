@@ -19,22 +19,25 @@ def finish(conn: sqlite3.Connection, task_id: str, at: float, exit_code: int | N
 
 def turns(conn: sqlite3.Connection, request_id: str) -> list[TaskRow]:
     """The agent processes of a request's turns, first attempt first (not the background tasks it started)."""
-    rows = conn.execute("SELECT * FROM tasks WHERE request_id = ? AND kind = 'request' ORDER BY started_at, rowid",
-                        (request_id,))
+    rows = conn.execute(
+        "SELECT * FROM tasks WHERE request_id = ? AND kind = 'request' ORDER BY started_at, rowid", (request_id,)
+    )
     return [TaskRow(**dict(r)) for r in rows]
-
 
 
 def not_woken(conn: sqlite3.Connection) -> list[TaskRow]:
     """Commands and monitors that ended and have not woken their agent yet (nor been told why not)."""
-    rows = conn.execute("SELECT * FROM tasks WHERE kind IN ('command', 'monitor') AND ended_at IS NOT NULL "
-                        "AND woke IS NULL ORDER BY ended_at, rowid")
+    rows = conn.execute(
+        "SELECT * FROM tasks WHERE kind IN ('command', 'monitor') AND ended_at IS NOT NULL "
+        "AND woke IS NULL ORDER BY ended_at, rowid"
+    )
     return [TaskRow(**dict(r)) for r in rows]
 
 
 def next_background_number(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT COALESCE(MAX(CAST(SUBSTR(id, 2) AS INTEGER)), 0) + 1 FROM tasks "
-                       "WHERE kind IN ('command', 'monitor')").fetchone()
+    row = conn.execute(
+        "SELECT COALESCE(MAX(CAST(SUBSTR(id, 2) AS INTEGER)), 0) + 1 FROM tasks WHERE kind IN ('command', 'monitor')"
+    ).fetchone()
     return int(row[0])
 
 
@@ -45,8 +48,9 @@ def get(conn: sqlite3.Connection, task_id: str) -> TaskRow | None:
 
 def background(conn: sqlite3.Connection, agent: str | None = None) -> list[TaskRow]:
     """Commands and monitors, and the agent processes of running requests, newest first (of one agent, or all)."""
-    query = ("SELECT * FROM tasks WHERE (kind IN ('command', 'monitor') OR kind = 'request' AND ended_at IS NULL)"
-             + (" AND agent = ?" if agent else ""))
+    query = "SELECT * FROM tasks WHERE (kind IN ('command', 'monitor') OR kind = 'request' AND ended_at IS NULL)" + (
+        " AND agent = ?" if agent else ""
+    )
     newest_first = " ORDER BY started_at DESC, CAST(SUBSTR(id, 2) AS INTEGER) DESC"
     rows = conn.execute(query + newest_first, (agent,) if agent else ())
     return [TaskRow(**dict(r)) for r in rows]
@@ -62,4 +66,3 @@ def update(conn: sqlite3.Connection, task_id: str, fields: dict[str, object]) ->
     assert set(fields) <= allowed, set(fields) - allowed
     sets = ", ".join(f"{name} = ?" for name in fields)
     conn.execute(f"UPDATE tasks SET {sets} WHERE id = ?", (*fields.values(), task_id))
-

@@ -4,15 +4,19 @@ import sqlite3
 
 
 def add_session(conn: sqlite3.Connection, id_hash: str, principal: str, at: float, expires_at: float) -> None:
-    conn.execute("INSERT INTO web_sessions (id_hash, principal, created_at, expires_at) VALUES (?, ?, ?, ?)",
-                 (id_hash, principal, at, expires_at))
+    conn.execute(
+        "INSERT INTO web_sessions (id_hash, principal, created_at, expires_at) VALUES (?, ?, ?, ?)",
+        (id_hash, principal, at, expires_at),
+    )
 
 
 def session_principal(conn: sqlite3.Connection, id_hash: str, now: float) -> tuple[str, str] | None:
     """Whose session this is (name, kind), if it has not expired and its person is not revoked."""
     row = conn.execute(
         "SELECT p.name, p.kind FROM web_sessions s JOIN principals p ON p.name = s.principal "
-        "WHERE s.id_hash = ? AND s.expires_at > ? AND p.revoked_at IS NULL", (id_hash, now)).fetchone()
+        "WHERE s.id_hash = ? AND s.expires_at > ? AND p.revoked_at IS NULL",
+        (id_hash, now),
+    ).fetchone()
     return (row[0], row[1]) if row else None
 
 
@@ -26,14 +30,16 @@ def end_sessions_of(conn: sqlite3.Connection, principal: str) -> int:
 
 
 def add_code(conn: sqlite3.Connection, code_hash: str, principal: str, expires_at: float) -> None:
-    conn.execute("INSERT INTO room_codes (code_hash, principal, expires_at) VALUES (?, ?, ?)",
-                 (code_hash, principal, expires_at))
+    conn.execute(
+        "INSERT INTO room_codes (code_hash, principal, expires_at) VALUES (?, ?, ?)", (code_hash, principal, expires_at)
+    )
 
 
 def take_code(conn: sqlite3.Connection, code_hash: str, now: float) -> str | None:
     """The code's person, once: the code is gone after this, used or expired."""
-    row = conn.execute("DELETE FROM room_codes WHERE code_hash = ? RETURNING principal, expires_at",
-                       (code_hash,)).fetchone()
+    row = conn.execute(
+        "DELETE FROM room_codes WHERE code_hash = ? RETURNING principal, expires_at", (code_hash,)
+    ).fetchone()
     return row[0] if row and row[1] > now else None
 
 

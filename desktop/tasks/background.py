@@ -37,8 +37,10 @@ FOLLOW_SECONDS = 0.25
 QUIET_NOTICE_SECONDS = 60
 # `npm test 2>&1 | tail -40`: nothing shows until the command ends; `tail -f` and `head` stream
 TAIL_PIPE = re.compile(r"\|\s*tail(?![^|;&]*\s-[A-Za-z]*[fF])(?:\s|$)")
-TAIL_PIPE_NOTE = ("This command pipes its output into `tail`, which prints only when the command ends: the rest "
-                  "arrives then. To watch it as it runs, log to a file (`… > test.log 2>&1`) and follow that.")
+TAIL_PIPE_NOTE = (
+    "This command pipes its output into `tail`, which prints only when the command ends: the rest "
+    "arrives then. To watch it as it runs, log to a file (`… > test.log 2>&1`) and follow that."
+)
 TIMED_OUT = "stopped: it ran longer than the background task timeout"  # the stop reason the daemon gives it
 
 
@@ -87,10 +89,18 @@ def task_status(view: TaskView) -> str:
 
 
 class BackgroundTasks:
-    def __init__(self, store: Store, ledger: Ledger, supervisor: Supervisor, tasks_dir: Path, events: EventBus,
-                 wall: Callable[[], float], mono: Callable[[], float],
-                 environment: Callable[[AgentRow], dict[str, str]],
-                 on_change: Callable[[str, TaskRow], None] = lambda _what, _task: None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        ledger: Ledger,
+        supervisor: Supervisor,
+        tasks_dir: Path,
+        events: EventBus,
+        wall: Callable[[], float],
+        mono: Callable[[], float],
+        environment: Callable[[AgentRow], dict[str, str]],
+        on_change: Callable[[str, TaskRow], None] = lambda _what, _task: None,
+    ) -> None:
         """`on_change("started" | "ended", task)`: a command or monitor started or ended, its row written."""
         self._store, self._ledger, self._supervisor, self._tasks_dir = store, ledger, supervisor, tasks_dir
         self._on_change = on_change
@@ -102,8 +112,9 @@ class BackgroundTasks:
 
     # --- starting and stopping ---------------------------------------------------------------------------
 
-    def start(self, actor: Actor, agent_name: str, command: str, description: str = "",
-              kind: str = "command") -> TaskRow:
+    def start(
+        self, actor: Actor, agent_name: str, command: str, description: str = "", kind: str = "command"
+    ) -> TaskRow:
         """Run `command` in the agent's folder under a runner; the owner for any agent, an agent for its own."""
         agent = directory.agent(self._store.conn, agent_name)
         if agent is None:
@@ -117,10 +128,19 @@ class BackgroundTasks:
         with self._store.transaction() as conn:
             task_id = f"T{sql.next_background_number(conn)}"
             task_dir = self._tasks_dir / task_id
-            sql.add(conn, {
-                "id": task_id, "request_id": actor.request_id, "kind": kind, "dir": str(task_dir),
-                "started_at": now, "agent": agent.name, "description": redact(description.strip())[:500],
-                "command": redact(command)[:MAX_COMMAND]})
+            sql.add(
+                conn,
+                {
+                    "id": task_id,
+                    "request_id": actor.request_id,
+                    "kind": kind,
+                    "dir": str(task_dir),
+                    "started_at": now,
+                    "agent": agent.name,
+                    "description": redact(description.strip())[:500],
+                    "command": redact(command)[:MAX_COMMAND],
+                },
+            )
         try:
             self._supervisor.start(task_dir, ["/bin/sh", "-c", command], agent.folder, self._environment(agent))
         except OSError as error:  # the agent hears it from the tool at once: nothing to wake it for later
@@ -139,14 +159,17 @@ class BackgroundTasks:
         row = self.get(task_id)
         self._may_touch(actor, row.agent or "")
         if row.kind == "request":
-            raise Conflict(f"{row.id} is the agent process of {row.request_id}: cancel the request instead "
-                           f"(cox cancel {row.request_id})")
+            raise Conflict(
+                f"{row.id} is the agent process of {row.request_id}: cancel the request instead "
+                f"(cox cancel {row.request_id})"
+            )
         if row.ended_at is not None:
             return row
         if row.stopping_at is None:
             with self._store.transaction() as conn:
-                sql.update(conn, row.id, {"stopping_at": self._wall(),
-                                          "stop_reason": reason or f"stopped by {actor.name}"})
+                sql.update(
+                    conn, row.id, {"stopping_at": self._wall(), "stop_reason": reason or f"stopped by {actor.name}"}
+                )
         if row.id not in self._stopping:
             grace = current(self._store.conn, "stop_grace")
             stopping = self._stopping[row.id] = asyncio.ensure_future(self._supervisor.stop(Path(row.dir), grace))
@@ -215,15 +238,23 @@ class BackgroundTasks:
             tests = None
         if follow and follow.last_output_at:
             row = replace(row, last_output_at=follow.last_output_at)
-        return TaskView(row, state, int(quiet_seconds // 60) if quiet_seconds >= QUIET_NOTICE_SECONDS else None,
-                        quiet_seconds >= quiet_after, bool(TAIL_PIPE.search(row.command)), tests)
+        return TaskView(
+            row,
+            state,
+            int(quiet_seconds // 60) if quiet_seconds >= QUIET_NOTICE_SECONDS else None,
+            quiet_seconds >= quiet_after,
+            bool(TAIL_PIPE.search(row.command)),
+            tests,
+        )
 
     def agent_states(self) -> dict[str, str]:
         """running_turn (a request runs on it) or background_only (it answered; tasks run on); absent: idle."""
-        states = dict.fromkeys((row.agent or "" for row in sql.running(self._store.conn) if row.kind in KINDS),
-                               "background_only")
-        states.update(dict.fromkeys((r.agent for r in requests_sql.in_states(self._store.conn, (State.RUNNING,))),
-                                    "running_turn"))
+        states = dict.fromkeys(
+            (row.agent or "" for row in sql.running(self._store.conn) if row.kind in KINDS), "background_only"
+        )
+        states.update(
+            dict.fromkeys((r.agent for r in requests_sql.in_states(self._store.conn, (State.RUNNING,))), "running_turn")
+        )
         return states
 
     # --- following ----------------------------------------------------------------------------------------
@@ -308,13 +339,21 @@ class BackgroundTasks:
         if follow is not None:
             self._save(row, follow)
         code = outcome.returncode
-        how = ("stopped" if row.stopping_at is not None else "unknown" if code is None
-               else "completed" if code == 0 else "failed")
+        how = (
+            "stopped"
+            if row.stopping_at is not None
+            else "unknown"
+            if code is None
+            else "completed"
+            if code == 0
+            else "failed"
+        )
         with self._store.transaction() as conn:
             sql.finish(conn, task_id, self._wall(), code, how)
         if outcome.survivors and row.request_id:
-            self._ledger.note(row.request_id, f"background task {row.id}: still running after SIGKILL: "
-                                              f"{', '.join(outcome.survivors)}")
+            self._ledger.note(
+                row.request_id, f"background task {row.id}: still running after SIGKILL: {', '.join(outcome.survivors)}"
+            )
         ended = self.get(task_id)
         self._publish("task_finished" if how == "completed" else "task_failed", ended)
         self._on_change("ended", ended)
@@ -324,8 +363,7 @@ class BackgroundTasks:
         why = f"{TIMED_OUT} ({hours})"
         await self.stop(row.id, SYSTEM, why)
         if row.request_id:
-            self._ledger.note(row.request_id, f"background task {row.id} ({row.description or row.command[:60]}) "
-                                              f"{why}")
+            self._ledger.note(row.request_id, f"background task {row.id} ({row.description or row.command[:60]}) {why}")
 
     def _publish(self, kind: str, row: TaskRow) -> None:
         self._events.publish(TaskChanged(row, kind, timed_out(row)))
@@ -335,4 +373,3 @@ class BackgroundTasks:
         if actor.is_owner or actor.kind == "system" or (actor.kind == "agent" and actor.name == agent):
             return
         raise Forbidden("background tasks are the owner's and their own agent's to start, read and stop")
-

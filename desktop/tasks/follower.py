@@ -74,7 +74,7 @@ class Lines:
             return []
         whole = b"".join([*self._partial, data[:end]])
         self._partial, self._size = [], 0
-        self._keep(data[end + 1:])
+        self._keep(data[end + 1 :])
         return whole.decode("utf-8", "replace").split("\n")  # a newline never ends a character: alike per line
 
     def _keep(self, piece: bytes) -> None:

@@ -42,8 +42,15 @@ class ConsolePage:
     styled: list[list[dict[str, Any]]] | None  # (with `styled`) each line as styled runs, for a web page
 
 
-def console_page(output: Path | None, lines: int, before: int | None = None, after: int | None = None,
-                 plain: bool = False, styled: bool = False, note: str | None = None) -> ConsolePage:
+def console_page(
+    output: Path | None,
+    lines: int,
+    before: int | None = None,
+    after: int | None = None,
+    plain: bool = False,
+    styled: bool = False,
+    note: str | None = None,
+) -> ConsolePage:
     """The last lines of a console (or the page `before` an offset, or what came `after` one: a live console's next
     read); `output` None: nothing started yet."""
     lines = max(1, min(lines, 2000))
@@ -54,8 +61,16 @@ def console_page(output: Path | None, lines: int, before: int | None = None, aft
     else:
         page = output_page(output, lines, before, not plain)
     shown = [folded(text, count) for text, count in page.lines]
-    return ConsolePage(shown, page.before, page.older_not_loaded, page.pending, page.end, page.more,
-                       note if before is None else None, [sgr.styled(line) for line in shown] if styled else None)
+    return ConsolePage(
+        shown,
+        page.before,
+        page.older_not_loaded,
+        page.pending,
+        page.end,
+        page.more,
+        note if before is None else None,
+        [sgr.styled(line) for line in shown] if styled else None,
+    )
 
 
 def output_page(output: Path, lines: int, before: int | None = None, colours: bool = True) -> Page:
@@ -87,7 +102,7 @@ def output_since(output: Path, after: int, lines: int) -> Page:
             if not cut:  # all of it inside that line: past it, nothing shown
                 return Page([], None, skipped, "", start + len(data), start + len(data) < size)
             data, start = data[cut:], start + cut
-        whole = data[:data.rfind(b"\n") + 1]
+        whole = data[: data.rfind(b"\n") + 1]
         known = _key_begun_before(f, start)  # rendered again, not returned: what a key block begun there hides
     capped = start + len(data) < size
     seen = known.count(b"\n")
@@ -99,7 +114,7 @@ def output_since(output: Path, after: int, lines: int) -> Page:
         end = start - len(known) + line_starts[rendered[lines].raw_line - 1]
         rendered = rendered[:lines]
     more = capped or end < start + len(whole)
-    pending = "" if more else _render(data[len(whole):], colours=True, final=False)[1]
+    pending = "" if more else _render(data[len(whole) :], colours=True, final=False)[1]
     return Page([(line.text, line.count) for line in rendered], None, skipped, pending, end, more)
 
 
@@ -121,7 +136,7 @@ def raw_since(output: Path | None, offset: int, most: int, ended: bool) -> tuple
         f.seek(offset)
         data = f.read(most)
         if b"\n" in data and (len(data) == most or not ended):
-            data = data[:data.rindex(b"\n") + 1]
+            data = data[: data.rindex(b"\n") + 1]
         elif not ended:
             data = b""
         known = _key_begun_before(f, offset)
@@ -145,7 +160,7 @@ def _key_begun_before(f: Any, start: int) -> bytes:
     begin = before.rfind(b"-----BEGIN ")
     if begin < 0 or before.find(b"-----END ", begin) >= 0:
         return b""
-    known = before[before.rfind(b"\n", 0, begin) + 1:]
+    known = before[before.rfind(b"\n", 0, begin) + 1 :]
     return known if known.count(b"\n") < KEY_LINES else b""
 
 

@@ -55,13 +55,21 @@ class _Run:
 
 
 class RequestRuns:
-    def __init__(self, store: Store, ledger: Ledger, supervisor: Supervisor, runtimes: dict[str, Runtime],
-                 tasks_dir: Path, wall: Callable[[], float], on_finished: Callable[[], None],
-                 session_tools: Callable[[str, Path], SessionTools],
-                 on_event: Callable[[RequestRow, Event], None] = lambda request, event: None,
-                 environment: Callable[[], dict[str, str]] = lambda: dict(os.environ),
-                 tools_ready: Callable[[], Awaitable[None]] = lambda: asyncio.sleep(0),
-                 stop_tasks: Callable[[str], Awaitable[list[str]]] = lambda request_id: asyncio.sleep(0, [])) -> None:
+    def __init__(
+        self,
+        store: Store,
+        ledger: Ledger,
+        supervisor: Supervisor,
+        runtimes: dict[str, Runtime],
+        tasks_dir: Path,
+        wall: Callable[[], float],
+        on_finished: Callable[[], None],
+        session_tools: Callable[[str, Path], SessionTools],
+        on_event: Callable[[RequestRow, Event], None] = lambda request, event: None,
+        environment: Callable[[], dict[str, str]] = lambda: dict(os.environ),
+        tools_ready: Callable[[], Awaitable[None]] = lambda: asyncio.sleep(0),
+        stop_tasks: Callable[[str], Awaitable[list[str]]] = lambda request_id: asyncio.sleep(0, []),
+    ) -> None:
         """`tools_ready`: waits until the MCP server the agent CLIs call is up. `stop_tasks(request_id)`: ends the
         background tasks a request started and returns what it stopped."""
         self._store, self._ledger, self._supervisor = store, ledger, supervisor
@@ -115,10 +123,19 @@ class RequestRuns:
         if launch.session_ref and launch.session_ref != request.session_ref:
             self._ledger.record_session(request.id, launch.session_ref)
         with self._store.transaction() as conn:
-            tasks_sql.add(conn, {"id": task_id, "request_id": request.id, "kind": "request", "dir": str(task_dir),
-                                 "started_at": self._wall(), "agent": agent.name,
-                                 "description": redact(f"{request.id}: {request.prompt.strip().splitlines()[0]}")[:500],
-                                 "command": redact(shlex.join(launch.argv))[:MAX_COMMAND]})
+            tasks_sql.add(
+                conn,
+                {
+                    "id": task_id,
+                    "request_id": request.id,
+                    "kind": "request",
+                    "dir": str(task_dir),
+                    "started_at": self._wall(),
+                    "agent": agent.name,
+                    "description": redact(f"{request.id}: {request.prompt.strip().splitlines()[0]}")[:500],
+                    "command": redact(shlex.join(launch.argv))[:MAX_COMMAND],
+                },
+            )
         run = self._run(request.id, task_id, task_dir, runtime)
         try:
             self._supervisor.start(task_dir, launch.argv, agent.folder, {**env, **launch.env})
@@ -129,16 +146,24 @@ class RequestRuns:
         self._follow(run)
         return None
 
-    def _first_launch(self, request: RequestRow, agent: AgentRow, runtime: Runtime, task_dir: Path,
-                      env: dict[str, str], tools: SessionTools) -> Launch:
+    def _first_launch(
+        self,
+        request: RequestRow,
+        agent: AgentRow,
+        runtime: Runtime,
+        task_dir: Path,
+        env: dict[str, str],
+        tools: SessionTools,
+    ) -> Launch:
         """A new turn; in a session an agent started, the next prompt continues the runtime session of the ones
         before it (a runtime that cannot resume starts afresh in the same folder)."""
         references = self._references(request)
         if request.continuation_of is not None and runtime.resumable:  # the next turn of the same conversation
             origin = self._ledger.get(request.continuation_of)
             if origin.session_ref is not None:
-                launch = runtime.resume(replace(request, session_ref=origin.session_ref), agent, task_dir, env, tools,
-                                        request.prompt)
+                launch = runtime.resume(
+                    replace(request, session_ref=origin.session_ref), agent, task_dir, env, tools, request.prompt
+                )
                 if launch is not None:
                     return launch
         if sessions_sql.get(self._store.conn, agent.name) is not None:
@@ -320,8 +345,13 @@ class RequestRuns:
     async def _end(self, run: _Run, outcome: Exit) -> None:
         code = outcome.returncode
         with self._store.transaction() as conn:
-            tasks_sql.finish(conn, run.task_id, self._wall(), code,
-                             "unknown" if code is None else "completed" if code == 0 else "failed")
+            tasks_sql.finish(
+                conn,
+                run.task_id,
+                self._wall(),
+                code,
+                "unknown" if code is None else "completed" if code == 0 else "failed",
+            )
         row = requests_sql.get(self._store.conn, run.request_id)
         if row is None or row.state != State.RUNNING:
             return
@@ -340,8 +370,9 @@ class RequestRuns:
             failure = readable_error(reason) if run.result.is_error else None
             self._finish(row.id, 0 if failure is None else code, failure or run.result.text, failure=failure)
         elif run.runtime.resumable and row.session_ref and (attempts := self._attempts(row.id)) <= MAX_RESUMES:
-            self._ledger.interrupt(row.id, f"the {run.runtime.name} process ended mid-turn "
-                                           f"({why or f'exit code {code}'})")
+            self._ledger.interrupt(
+                row.id, f"the {run.runtime.name} process ended mid-turn ({why or f'exit code {code}'})"
+            )
             self._resuming.add(row.id)
             self._spawn(self._resume_later(row.id, 2 ** (attempts - 1)))
             return

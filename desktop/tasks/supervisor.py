@@ -40,8 +40,14 @@ class Supervisor:
         task_dir.mkdir(parents=True, exist_ok=True)
         (task_dir / "spec.json").write_text(json.dumps({"argv": argv, "cwd": cwd}))  # a record for people
         self._children[task_dir] = subprocess.Popen(
-            [*self._runner, str(task_dir), *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
+            [*self._runner, str(task_dir), *argv],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
         )
 
     def runner(self, task_dir: Path) -> psutil.Process | None:
@@ -215,4 +221,3 @@ async def _exited(pid: int) -> None:
     finally:
         loop.remove_reader(fd)
         os.close(fd)
-

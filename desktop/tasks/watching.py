@@ -25,13 +25,16 @@ class Watching:
             return
         if action in TURN_ENDS and State(request.state) in TERMINAL and request.started_at is not None:
             said = f": {one_line(request.result, 200)}" if request.result else ""
-            self._tell(request.agent, "turn_finished",
-                       f"turn {request.id} finished, {request.state}{said}")
+            self._tell(request.agent, "turn_finished", f"turn {request.id} finished, {request.state}{said}")
         elif action == Action.ASK:
             asked = self._ledger.open_question(request.id)
             if asked is not None:
-                self._tell(request.agent, "question", f"{request.id} asks: "
-                           f"{one_line(asked.text, 300)} (answer it with answer_question, as the owner says)")
+                self._tell(
+                    request.agent,
+                    "question",
+                    f"{request.id} asks: "
+                    f"{one_line(asked.text, 300)} (answer it with answer_question, as the owner says)",
+                )
 
     def on_task(self, what: str, task: TaskRow) -> None:
         """A background task of a session started or ended."""
@@ -40,8 +43,9 @@ class Watching:
         if sessions_sql.get(self._store.conn, task.agent) is None:
             return
         if what == "started":
-            self._tell(task.agent, "task_started", f"{task.id} ({task.description or one_line(task.command, 80)}) "
-                                                   "started")
+            self._tell(
+                task.agent, "task_started", f"{task.id} ({task.description or one_line(task.command, 80)}) started"
+            )
         else:
             kind = "task_finished" if task.outcome == "completed" and task.exit_code == 0 else "task_failed"
             self._tell(task.agent, kind, ended_line(task))
@@ -65,7 +69,10 @@ class Watching:
 
     def _all_idle(self, session_id: str) -> bool:
         conn = self._store.conn
-        busy = [r for r in sessions_sql.requests_of(conn, session_id)
-                if r.state in (State.PENDING, State.APPROVED, State.RUNNING)]
+        busy = [
+            r
+            for r in sessions_sql.requests_of(conn, session_id)
+            if r.state in (State.PENDING, State.APPROVED, State.RUNNING)
+        ]
         tasks = [t for t in tasks_sql.running(conn) if t.agent == session_id and t.kind in ("command", "monitor")]
         return not busy and not tasks and not self._continuations.waking(session_id)  # (its own turn is coming)

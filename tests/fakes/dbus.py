@@ -23,8 +23,12 @@ from dbus_fast.service import signal as dbus_signal
 @contextlib.contextmanager
 def private_bus() -> Iterator[str]:
     """A dbus-daemon of our own (its address), stopped by PID afterwards."""
-    started = subprocess.run(["dbus-daemon", "--session", "--fork", "--print-address=1", "--print-pid=1"],
-                             capture_output=True, text=True, check=True).stdout.split()
+    started = subprocess.run(
+        ["dbus-daemon", "--session", "--fork", "--print-address=1", "--print-pid=1"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     try:
         yield started[0]
     finally:
@@ -71,14 +75,22 @@ class FakeNotifications(ServiceInterface):
         return ["fake", "coxswain-tests", "1.0", "1.2"]
 
     @method()
-    async def Notify(self, app: "s", replaces: "u", icon: "s", title: "s", body: "s",
-                     actions: "as", hints: "a{sv}", timeout: "i") -> "u":
+    async def Notify(
+        self, app: "s", replaces: "u", icon: "s", title: "s", body: "s", actions: "as", hints: "a{sv}", timeout: "i"
+    ) -> "u":
         if self.held is not None:
             self.holding += 1
             await self.held.wait()
             self.holding -= 1
-        shown = Shown(len(self.shown) + 1, app, title, body, dict(zip(actions[::2], actions[1::2], strict=False)),
-                      icon=icon, hints={key: getattr(value, "value", value) for key, value in hints.items()})
+        shown = Shown(
+            len(self.shown) + 1,
+            app,
+            title,
+            body,
+            dict(zip(actions[::2], actions[1::2], strict=False)),
+            icon=icon,
+            hints={key: getattr(value, "value", value) for key, value in hints.items()},
+        )
         self.shown.append(shown)
         self._changed()
         return shown.id
@@ -185,7 +197,8 @@ async def dbusmenu_labels(bus: MessageBus, service: str) -> list[str]:
     """The labels of a StatusNotifierItem's menu and its submenus, as the shell reads them (GetLayout)."""
     introspection = await bus.introspect(service, "/StatusNotifierItem")
     item = bus.get_proxy_object(service, "/StatusNotifierItem", introspection).get_interface(
-        "org.kde.StatusNotifierItem")
+        "org.kde.StatusNotifierItem"
+    )
     path = await item.get_menu()  # type: ignore[attr-defined]
     introspection = await bus.introspect(service, path)
     menu = bus.get_proxy_object(service, path, introspection).get_interface("com.canonical.dbusmenu")
@@ -217,4 +230,3 @@ async def until(condition: Any, timeout: float = 30.0) -> None:
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError("timed out waiting")
         await asyncio.sleep(0.02)
-

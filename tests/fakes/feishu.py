@@ -53,12 +53,25 @@ class FakeFeishu(FakeChat):
     def event(self, kind: str, event: dict[str, Any]) -> str:
         """Push one event down the long connection; returns its id (its answer lands in `answers`)."""
         event_id = f"ev{next(self._ids)}"
-        body = {"schema": "2.0", "header": {"event_id": event_id, "event_type": kind, "app_id": APP_ID,
-                                            "create_time": str(int(time.time() * 1000)), "token": ""},
-                "event": event}
+        body = {
+            "schema": "2.0",
+            "header": {
+                "event_id": event_id,
+                "event_type": kind,
+                "app_id": APP_ID,
+                "create_time": str(int(time.time() * 1000)),
+                "token": "",
+            },
+            "event": event,
+        }
         frame = Frame(SeqID=0, LogID=0, service=1, method=1, payload=json.dumps(body).encode())
-        for key, value in (("type", "event"), ("message_id", event_id), ("sum", "1"), ("seq", "0"),
-                           ("trace_id", event_id)):
+        for key, value in (
+            ("type", "event"),
+            ("message_id", event_id),
+            ("sum", "1"),
+            ("seq", "0"),
+            ("trace_id", event_id),
+        ):
             header = frame.headers.add()
             header.key, header.value = key, value
         self.on_loop(self.sockets[-1].send_bytes(frame.SerializeToString()))
@@ -66,17 +79,31 @@ class FakeFeishu(FakeChat):
 
     def mention(self, user: str, text: str, chat: str = "oc_1") -> str:
         message_id = f"om_in{next(self._ids)}"
-        self.event("im.message.receive_v1", {
-            "sender": {"sender_id": {"open_id": user}, "sender_type": "user"},
-            "message": {"message_id": message_id, "chat_id": chat, "chat_type": "group", "message_type": "text",
-                        "content": json.dumps({"text": f"@_user_1 {text}"}),
-                        "mentions": [{"key": "@_user_1", "id": {"open_id": "ou_bot"}, "name": "coxswain"}]}})
+        self.event(
+            "im.message.receive_v1",
+            {
+                "sender": {"sender_id": {"open_id": user}, "sender_type": "user"},
+                "message": {
+                    "message_id": message_id,
+                    "chat_id": chat,
+                    "chat_type": "group",
+                    "message_type": "text",
+                    "content": json.dumps({"text": f"@_user_1 {text}"}),
+                    "mentions": [{"key": "@_user_1", "id": {"open_id": "ou_bot"}, "name": "coxswain"}],
+                },
+            },
+        )
         return message_id
 
     def click(self, user: str, verb: str, request_id: str, message_id: str) -> str:
-        return self.event("card.action.trigger", {
-            "operator": {"open_id": user}, "action": {"tag": "button", "value": {"request": request_id, "verb": verb}},
-            "context": {"open_message_id": message_id, "open_chat_id": "oc_1"}})
+        return self.event(
+            "card.action.trigger",
+            {
+                "operator": {"open_id": user},
+                "action": {"tag": "button", "value": {"request": request_id, "verb": verb}},
+                "context": {"open_message_id": message_id, "open_chat_id": "oc_1"},
+            },
+        )
 
     def toast(self, event_id: str) -> dict[str, Any]:
         return dict(self.answers[event_id]["toast"])
@@ -100,9 +127,20 @@ class FakeFeishu(FakeChat):
         body = await request.json()
         if (body.get("AppID"), body.get("AppSecret")) != (APP_ID, APP_SECRET):
             return web.json_response({"code": 514, "msg": "auth failed"})
-        return web.json_response({"code": 0, "data": {
-            "URL": f"ws://127.0.0.1:{self.port}/ws?device_id=d{time.time()}&service_id=1",
-            "ClientConfig": {"ReconnectCount": -1, "ReconnectInterval": 1, "ReconnectNonce": 0, "PingInterval": 2}}})
+        return web.json_response(
+            {
+                "code": 0,
+                "data": {
+                    "URL": f"ws://127.0.0.1:{self.port}/ws?device_id=d{time.time()}&service_id=1",
+                    "ClientConfig": {
+                        "ReconnectCount": -1,
+                        "ReconnectInterval": 1,
+                        "ReconnectNonce": 0,
+                        "PingInterval": 2,
+                    },
+                },
+            }
+        )
 
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
         if self.down:
@@ -135,8 +173,11 @@ class FakeFeishu(FakeChat):
             return web.json_response({"code": 99991663, "msg": "invalid tenant token"}, status=400)
         if self.rate_limited > 0:
             self.rate_limited -= 1
-            return web.json_response({"code": 99991400, "msg": "request trigger frequency limit"}, status=429,
-                                     headers={"x-ogw-ratelimit-reset": "1"})
+            return web.json_response(
+                {"code": 99991400, "msg": "request trigger frequency limit"},
+                status=429,
+                headers={"x-ogw-ratelimit-reset": "1"},
+            )
         return None
 
     async def _send(self, request: web.Request) -> web.Response:
@@ -146,9 +187,16 @@ class FakeFeishu(FakeChat):
             return refused
         body, parent = await request.json(), request.match_info.get("id")
         message_id = f"om_{next(self._ids)}"
-        self.messages.append({"id": message_id, "chat": body.get("receive_id"), "parent": parent,
-                              "content": body["content"], "type": body["msg_type"],
-                              "in_thread": body.get("reply_in_thread")})
+        self.messages.append(
+            {
+                "id": message_id,
+                "chat": body.get("receive_id"),
+                "parent": parent,
+                "content": body["content"],
+                "type": body["msg_type"],
+                "in_thread": body.get("reply_in_thread"),
+            }
+        )
         return web.json_response({"code": 0, "data": {"message_id": message_id, "root_id": parent}})
 
     async def _patch(self, request: web.Request) -> web.Response:

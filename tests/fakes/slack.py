@@ -41,22 +41,42 @@ class FakeSlack(FakeChat):
     def send(self, kind: str, payload: dict[str, Any]) -> str:
         """Deliver an envelope (events_api, slash_commands, interactive) to the connected client."""
         envelope = f"env-{next(self._envelopes)}"
-        message = json.dumps({"envelope_id": envelope, "type": kind, "payload": payload,
-                              "accepts_response_payload": False})
+        message = json.dumps(
+            {"envelope_id": envelope, "type": kind, "payload": payload, "accepts_response_payload": False}
+        )
         self.on_loop(self.sockets[-1].send_str(message))
         return envelope
 
     def mention(self, user: str, text: str, channel: str = "C1") -> str:
         """Someone writes `@coxswain <text>` in a channel; returns the message's ts."""
         ts = self._next_ts()
-        self.send("events_api", {"type": "event_callback", "event_id": f"Ev{ts}", "event": {
-            "type": "app_mention", "user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": channel}})
+        self.send(
+            "events_api",
+            {
+                "type": "event_callback",
+                "event_id": f"Ev{ts}",
+                "event": {
+                    "type": "app_mention",
+                    "user": user,
+                    "text": f"<@{BOT_USER}> {text}",
+                    "ts": ts,
+                    "channel": channel,
+                },
+            },
+        )
         return ts
 
     def click(self, user: str, action: str, request_id: str, message_ts: str, channel: str = "C1") -> str:
-        return self.send("interactive", {"type": "block_actions", "user": {"id": user}, "channel": {"id": channel},
-                                         "message": {"ts": message_ts},
-                                         "actions": [{"action_id": action, "value": request_id}]})
+        return self.send(
+            "interactive",
+            {
+                "type": "block_actions",
+                "user": {"id": user},
+                "channel": {"id": channel},
+                "message": {"ts": message_ts},
+                "actions": [{"action_id": action, "value": request_id}],
+            },
+        )
 
     def thread(self, ts: str) -> list[str]:
         """The texts posted in the thread under `ts`, in order."""
@@ -87,8 +107,9 @@ class FakeSlack(FakeChat):
         if method == "chat.postMessage":
             if self.rate_limited > 0:
                 self.rate_limited -= 1
-                return web.json_response({"ok": False, "error": "ratelimited"}, status=429,
-                                         headers={"Retry-After": "1"})
+                return web.json_response(
+                    {"ok": False, "error": "ratelimited"}, status=429, headers={"Retry-After": "1"}
+                )
             ts = self._next_ts()
             self.messages.append({**body, "ts": ts})
             return web.json_response({"ok": True, "channel": body.get("channel"), "ts": ts})
@@ -96,9 +117,14 @@ class FakeSlack(FakeChat):
             self.updates.append(body)
             return web.json_response({"ok": True, "channel": body.get("channel"), "ts": body.get("ts")})
         if method == "chat.getPermalink":
-            return web.json_response({"ok": True, "channel": body.get("channel"), "permalink":
-                                      f"https://acme.slack.com/archives/{body.get('channel')}/p"
-                                      f"{str(body.get('message_ts')).replace('.', '')}"})
+            return web.json_response(
+                {
+                    "ok": True,
+                    "channel": body.get("channel"),
+                    "permalink": f"https://acme.slack.com/archives/{body.get('channel')}/p"
+                    f"{str(body.get('message_ts')).replace('.', '')}",
+                }
+            )
         if method == "chat.postEphemeral":
             self.ephemeral.append(body)
             return web.json_response({"ok": True, "message_ts": self._next_ts()})
@@ -111,8 +137,7 @@ class FakeSlack(FakeChat):
         await sock.prepare(request)
         self.connections += 1
         self.sockets.append(sock)
-        await sock.send_str(json.dumps({"type": "hello", "num_connections": 1,
-                                        "connection_info": {"app_id": "A1"}}))
+        await sock.send_str(json.dumps({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A1"}}))
         async for message in sock:
             if message.type == WSMsgType.TEXT:
                 data = json.loads(message.data)

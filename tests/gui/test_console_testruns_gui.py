@@ -16,8 +16,10 @@ def test_first_failure_lands_on_a_crashed_xdist_workers_report(desktop: Any, qlo
     app, _ = desktop
     project = tmp_path / "crash"
     shutil.copytree(FIXTURES / "pytest-crash", project)
-    command = (f"cd {project} && PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -p no:cacheprovider"
-               " -p xdist -n 2 -q --color=yes")
+    command = (
+        f"cd {project} && PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -p no:cacheprovider"
+        " -p xdist -n 2 -q --color=yes"
+    )
 
     async def scenario() -> None:
         task_id = await start_task(app, command, "pytest -n 2")
@@ -30,8 +32,10 @@ def test_first_failure_lands_on_a_crashed_xdist_workers_report(desktop: Any, qlo
         assert console.view.textCursor().selectedText() == console.view.textCursor().block().text()
         assert console.view.horizontalScrollBar().value() == 0, "the heading is shown from its start"
         after = console.view.textCursor().block().next().next().text()
-        assert after == "worker 'gw0' crashed while running 'test_crash.py::test_crashes_on_purpose'" or \
-            after == "worker 'gw1' crashed while running 'test_crash.py::test_crashes_on_purpose'"
+        assert (
+            after == "worker 'gw0' crashed while running 'test_crash.py::test_crashes_on_purpose'"
+            or after == "worker 'gw1' crashed while running 'test_crash.py::test_crashes_on_purpose'"
+        )
         SHOTS.mkdir(parents=True, exist_ok=True)
         console.grab().save(str(SHOTS / "console-first-failure-xdist.png"))
 

@@ -54,8 +54,9 @@ def test_the_console_and_the_tray_show_the_continuation_badge(desktop: Any, qloo
     run(qloop, scenario())
 
 
-def test_turn_completed_is_off_by_default_and_when_on_tells_each_turn_and_whose_continuation(desktop: Any,
-                                                                                           qloop: Any) -> None:
+def test_turn_completed_is_off_by_default_and_when_on_tells_each_turn_and_whose_continuation(
+    desktop: Any, qloop: Any
+) -> None:
     app, server = desktop
 
     async def scenario() -> None:
@@ -75,25 +76,31 @@ def test_turn_completed_is_off_by_default_and_when_on_tells_each_turn_and_whose_
         box.setChecked(True)
         window.save_general.click()
         await until(lambda: app.settings.get("notify_turn_completed") == "yes")
-        origin = (await app.api.post("/api/requests", json={"agent": "shell",
-                                                            "prompt": "echo started the test run\necho T1"})).json()
+        origin = (
+            await app.api.post("/api/requests", json={"agent": "shell", "prompt": "echo started the test run\necho T1"})
+        ).json()
         await until(lambda: len(server.shown) == 1)
-        assert (server.shown[0].title, server.shown[0].seen) == (f"{short(origin['id'])} done",
-                                                                  "shell\nstarted the test run … 1 more line")
+        assert (server.shown[0].title, server.shown[0].seen) == (
+            f"{short(origin['id'])} done",
+            "shell\nstarted the test run … 1 more line",
+        )
         woken = continue_(app, origin["id"], "echo 'T1 (unit tests) failed: test_login <b>expired</b>'")
         await until(lambda: len(server.shown) == 2)
         told = server.shown[1]
         assert told.title == f"{short(woken)} done"
-        assert told.seen == (f"shell · background continuation of {short(origin['id'])}\n"
-                                  "T1 (unit tests) failed: test_login <b>expired</b>")
+        assert told.seen == (
+            f"shell · background continuation of {short(origin['id'])}\n"
+            "T1 (unit tests) failed: test_login <b>expired</b>"
+        )
         assert told.icon.endswith("notice-done.svg") and "Approve" not in told.actions.values()
 
         failing = continue_(app, woken, "echo the fix did not hold; exit 4")
         await until(lambda: len(server.shown) == 3)
         failed = server.shown[2]
         assert failed.title == f"{short(failing)} failed"
-        assert failed.seen == (f"exit 4 · the fix did not hold\nshell · owner · background continuation of "
-                               f"{short(woken)}")
+        assert failed.seen == (
+            f"exit 4 · the fix did not hold\nshell · owner · background continuation of {short(woken)}"
+        )
 
         await app.api.post("/api/settings", json={"key": "notify_failed", "value": "no"})
         await until(lambda: app.settings.get("notify_failed") == "no")

@@ -18,8 +18,9 @@ def slack() -> Iterator[FakeSlack]:
     server.stop()
 
 
-def test_slack_is_connected_and_people_mapped_from_settings(desktop_with_keyring: Any, qloop: Any,
-                                                            slack: FakeSlack) -> None:
+def test_slack_is_connected_and_people_mapped_from_settings(
+    desktop_with_keyring: Any, qloop: Any, slack: FakeSlack
+) -> None:
     app = desktop_with_keyring
 
     async def scenario() -> None:

@@ -28,7 +28,16 @@ def test_a_refused_click_is_said_in_the_daemons_words(desktop: Any, qloop: Any) 
 def test_the_tray_icon_does_not_wait_for_the_client() -> None:
     """What runs before the icon shows imports neither pydantic nor the client's shapes."""
     loaded = subprocess.run(
-        [sys.executable, "-c", "import sys, desktop.gui.app; "
-                               "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'desktop.client'))))"],
-        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, capture_output=True, text=True, timeout=120, check=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys, desktop.gui.app; "
+            "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'desktop.client'))))",
+        ],
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert loaded.stdout.strip() == "[]"

@@ -47,8 +47,12 @@ def colours_in(view: Any) -> set[tuple[str, str]]:
         while not it.atEnd():
             fmt = it.fragment().charFormat()
             background = fmt.background()
-            found.add((fmt.foreground().color().name(),
-                       background.color().name() if background.style() != Qt.BrushStyle.NoBrush else ""))
+            found.add(
+                (
+                    fmt.foreground().color().name(),
+                    background.color().name() if background.style() != Qt.BrushStyle.NoBrush else "",
+                )
+            )
             it += 1
         block = block.next()
     return found
@@ -61,8 +65,13 @@ def test_a_coloured_test_run_with_its_chip_and_first_failure(desktop: Any, qloop
         task_id = await start_task(app, PYTEST + "; printf '\\033[7m inverse \\033[0m\\n'", "pytest sample")
         await ended(app, task_id)
         console = await app.open_console()  # on nothing in particular: the newest thing
-        await until(lambda: console.chosen == ("task", task_id) and console.chip.text() == "✓ 3 ✘ 1"
-                    and "test_fails_on_purpose FAILED" in console.view.toPlainText())
+        await until(
+            lambda: (
+                console.chosen == ("task", task_id)
+                and console.chip.text() == "✓ 3 ✘ 1"
+                and "test_fails_on_purpose FAILED" in console.view.toPlainText()
+            )
+        )
         assert console.chip.toolTip() == "pytest: 3 passed, 1 failed, 1 skipped"
         shown = console.view.toPlainText()
         assert "test_fails_on_purpose FAILED" in shown and "\x1b" not in shown
@@ -142,6 +151,7 @@ def test_a_pipe_into_tail_is_explained_and_escape_closes(desktop: Any, qloop: An
         await app.api.post(f"/api/tasks/{task_id}/stop", json={})
         from PySide6.QtCore import Qt
         from PySide6.QtTest import QTest
+
         QTest.keyClick(console, Qt.Key.Key_Escape)
         assert not console.isVisible()
 
@@ -152,8 +162,11 @@ def test_a_request_shows_its_timeline_and_console(desktop: Any, qloop: Any) -> N
     app, _ = desktop
 
     async def scenario() -> None:
-        row = (await app.api.post("/api/requests", json={"agent": "shell", "prompt":
-                                                         "printf '\\033[32mgreen\\033[0m\\n'; echo second"})).json()
+        row = (
+            await app.api.post(
+                "/api/requests", json={"agent": "shell", "prompt": "printf '\\033[32mgreen\\033[0m\\n'; echo second"}
+            )
+        ).json()
         await wait_state(app, row["id"], "done")
         console = await app.open_console(("request", row["id"]))
         texts = [console.timeline.item(i).text().split("  ", 1)[1] for i in range(console.timeline.count())]
@@ -235,8 +248,11 @@ def test_a_running_request_is_followed_to_its_newest_line(desktop: Any, qloop: A
     app, _ = desktop
 
     async def scenario() -> None:
-        done = (await app.api.post("/api/requests", json={"agent": "shell", "prompt":
-                                                          "for i in $(seq 1 3000); do echo line $i; done"})).json()
+        done = (
+            await app.api.post(
+                "/api/requests", json={"agent": "shell", "prompt": "for i in $(seq 1 3000); do echo line $i; done"}
+            )
+        ).json()
         await wait_state(app, done["id"], "done")
         console = await app.open_console(("request", done["id"]))
         await laid_out()
@@ -247,9 +263,15 @@ def test_a_running_request_is_followed_to_its_newest_line(desktop: Any, qloop: A
         assert console.view.document().firstBlock().text() == "line 1" and not console.earlier.isVisible()
         console.view.scroll_to_end()
 
-        row = (await app.api.post("/api/requests", json={"agent": "shell", "prompt":
-                                                         "for i in $(seq 1 5000); do echo line $i; "
-                                                         "if [ $i -gt 150 ]; then sleep 0.1; fi; done"})).json()
+        row = (
+            await app.api.post(
+                "/api/requests",
+                json={
+                    "agent": "shell",
+                    "prompt": "for i in $(seq 1 5000); do echo line $i; if [ $i -gt 150 ]; then sleep 0.1; fi; done",
+                },
+            )
+        ).json()
 
         async def printed() -> int:
             return str((await app.api.get(f"/api/requests/{row['id']}/output")).json()["text"]).count("\n")
@@ -260,8 +282,14 @@ def test_a_running_request_is_followed_to_its_newest_line(desktop: Any, qloop: A
         await until(lambda: any(k.endswith("/ Open in console") for k in actions(app.tray.menu)), 10)
         next(v for k, v in actions(app.tray.menu).items() if k.endswith("/ Open in console")).trigger()
         short = short_form(row["id"], datetime.now(UTC).date())
-        await until(lambda: console.header.text().startswith(f"{short} ") and last_number(console.view) > 5
-                    and not console.timeline.isHidden(), 10)
+        await until(
+            lambda: (
+                console.header.text().startswith(f"{short} ")
+                and last_number(console.view) > 5
+                and not console.timeline.isHidden()
+            ),
+            10,
+        )
         await laid_out()
         shown = last_number(console.view)
         assert newest_line_in_sight(console.view) and not console.jump.isVisible(), f"parked at line {shown}"
@@ -270,9 +298,10 @@ def test_a_running_request_is_followed_to_its_newest_line(desktop: Any, qloop: A
         try:  # shown within a poll or two (on a busy machine, more than one)
             await until(lambda: last_number(console.view) >= shown + 100 and newest_line_in_sight(console.view), 5)
         except AssertionError as timed_out:
-            raise AssertionError(f"the console shows line {last_number(console.view)} "
-                                 f"(in sight: {newest_line_in_sight(console.view)}); printed: {await printed()}"
-                                 ) from timed_out
+            raise AssertionError(
+                f"the console shows line {last_number(console.view)} "
+                f"(in sight: {newest_line_in_sight(console.view)}); printed: {await printed()}"
+            ) from timed_out
         assert not console.jump.isVisible()
         SHOTS.mkdir(parents=True, exist_ok=True)
         console.grab().save(str(SHOTS / "console-following-a-request.png"))

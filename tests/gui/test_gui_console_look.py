@@ -53,8 +53,11 @@ def test_rows_have_two_lines_a_coloured_pill_retry_and_stop_that_do_not_squeeze(
         done = (await app.api.post("/api/requests", json={"agent": "shell", "prompt": "echo fine"})).json()
         await wait_state(app, failed["id"], "failed")
         await wait_state(app, done["id"], "done")
-        task = (await app.api.post("/api/tasks", json={"agent": "shell", "command": "sleep 60",
-                                                       "description": "dev server"})).json()
+        task = (
+            await app.api.post(
+                "/api/tasks", json={"agent": "shell", "command": "sleep 60", "description": "dev server"}
+            )
+        ).json()
         console = await app.open_console(("task", task["id"]))  # a chosen row is drawn in the selection's colours
         work = console.list
         await until(lambda: work.row_of(task["id"]) is not None and work.button_of(task["id"]) is not None, 10)
@@ -88,8 +91,7 @@ def test_a_long_prompt_is_shortened_in_the_header_and_does_not_push_the_list(des
 
     async def scenario() -> None:
         short = (await app.api.post("/api/requests", json={"agent": "shell", "prompt": "echo short"})).json()
-        long = (await app.api.post("/api/requests", json={"agent": "shell",
-                                                          "prompt": "echo " + "word " * 2000})).json()
+        long = (await app.api.post("/api/requests", json={"agent": "shell", "prompt": "echo " + "word " * 2000})).json()
         await wait_state(app, long["id"], "done")
         console = await app.open_console(("request", short["id"]))
         console.resize(1100, 680)
@@ -115,8 +117,9 @@ def test_deny_waits_for_undo_and_a_denied_request_says_why(desktop: Any, qloop: 
 
     async def scenario() -> None:
         sarah = await person(app, "sarah")
-        row = (await app.api.post("/api/requests", json={"agent": "shell", "prompt": "rm -rf build"},
-                                  headers=sarah)).json()
+        row = (
+            await app.api.post("/api/requests", json={"agent": "shell", "prompt": "rm -rf build"}, headers=sarah)
+        ).json()
         console = await app.open_console(("request", row["id"]))
         await until(lambda: console.approve_button.isVisible())
         assert "waits for your approval" in console.why.text() and not console.view.isVisible()
@@ -157,8 +160,9 @@ def test_deny_waits_for_undo_and_a_denied_request_says_why(desktop: Any, qloop: 
     run(qloop, scenario())
 
 
-def test_approve_in_the_undo_time_takes_the_deny_back_and_quitting_sends_a_waiting_deny(desktop: Any,
-                                                                                        qloop: Any) -> None:
+def test_approve_in_the_undo_time_takes_the_deny_back_and_quitting_sends_a_waiting_deny(
+    desktop: Any, qloop: Any
+) -> None:
     from tests.gui_fixture import person
 
     app, _ = desktop
@@ -166,8 +170,10 @@ def test_approve_in_the_undo_time_takes_the_deny_back_and_quitting_sends_a_waiti
 
     async def scenario() -> None:
         sarah = await person(app, "sarah")
-        first, second = [(await app.api.post("/api/requests", json={"agent": "shell", "prompt": f"echo {n}"},
-                                             headers=sarah)).json() for n in (1, 2)]
+        first, second = [
+            (await app.api.post("/api/requests", json={"agent": "shell", "prompt": f"echo {n}"}, headers=sarah)).json()
+            for n in (1, 2)
+        ]
         await app.act("deny", first["id"])
         await app.act("approve", first["id"])
         assert (await wait_state(app, first["id"], "done"))["denied"] is False
@@ -179,8 +185,9 @@ def test_approve_in_the_undo_time_takes_the_deny_back_and_quitting_sends_a_waiti
     run(qloop, scenario())
 
 
-def test_windows_follow_a_dark_system_palette_and_open_centred(desktop: Any, qloop: Any, qapp: Any,
-                                                               monkeypatch: Any) -> None:
+def test_windows_follow_a_dark_system_palette_and_open_centred(
+    desktop: Any, qloop: Any, qapp: Any, monkeypatch: Any
+) -> None:
     """The system's scheme is the platform theme's to say (GNOME, KDE, Windows, macOS; offscreen has none): here the
     theme's answer is set, and its change is announced as Qt announces it."""
     from PySide6.QtCore import Qt
@@ -198,8 +205,9 @@ def test_windows_follow_a_dark_system_palette_and_open_centred(desktop: Any, qlo
         for scheme, expected in ((Qt.ColorScheme.Dark, style.DARK), (Qt.ColorScheme.Light, style.LIGHT)):
             monkeypatch.setattr(style, "dark", lambda scheme=scheme: scheme == Qt.ColorScheme.Dark)
             qapp.styleHints().colorSchemeChanged.emit(scheme)
-            await until(lambda expected=expected: qapp.palette().color(QPalette.ColorRole.Window)
-                        == QColor(expected.bg), 5)
+            await until(
+                lambda expected=expected: qapp.palette().color(QPalette.ColorRole.Window) == QColor(expected.bg), 5
+            )
             picture = console.grab().toImage()
             assert picture.pixelColor(console.width() - 5, console.height() - 5) == QColor(expected.bg)
             console.grab().save(str(SHOTS / f"console-{scheme.name.lower()}.png"))
@@ -209,7 +217,8 @@ def test_windows_follow_a_dark_system_palette_and_open_centred(desktop: Any, qlo
 
 
 def test_a_deny_waiting_for_undo_is_dropped_when_answered_elsewhere_and_sent_at_once_before_expiry(
-        desktop: Any, qloop: Any) -> None:
+    desktop: Any, qloop: Any
+) -> None:
     """The requester cancels while the owner's Deny waits: the Deny has nothing left to do (no error, no "denied").
     A request whose approval runs out sooner than the Undo time is denied at once, not left to expire."""
     from tests.gui_fixture import person
@@ -277,13 +286,15 @@ def test_rows_fit_their_first_line_at_any_width_and_buttons_their_text_at_any_si
     from desktop.gui.rows import RowText
     from desktop.gui.work_list import GAP, WorkList, _first_line
 
-    text = RowText("T3 · integration-runner", "running, no output for 123 min", "running", "✓ 4120 ✘ 23 · 1 h 02 min",
-                   "npm test")
+    text = RowText(
+        "T3 · integration-runner", "running, no output for 123 min", "running", "✓ 4120 ✘ 23 · 1 h 02 min", "npm test"
+    )
     metrics = QFontMetrics(QFont())
     for width in (120, 200, 280, 380, 600):
         head, pill, extra = _first_line(metrics, text, width)
-        used = head + GAP + metrics.horizontalAdvance(pill) + 14 + (GAP + metrics.horizontalAdvance(extra) if extra
-                                                                    else 0)
+        used = (
+            head + GAP + metrics.horizontalAdvance(pill) + 14 + (GAP + metrics.horizontalAdvance(extra) if extra else 0)
+        )
         assert used <= width and head >= 0, (width, head, pill, extra)
         assert head >= metrics.horizontalAdvance("T3 ·") or width < 160, "the ID stays in sight"
     before = qapp.font()
@@ -292,8 +303,20 @@ def test_rows_fit_their_first_line_at_any_width_and_buttons_their_text_at_any_si
     qapp.setFont(big)
     try:
         work = WorkList()
-        work.show_work([{"id": "R20261129-01", "state": "failed", "agent": "shell", "requester": "sam",
-                         "prompt": "exit 1", "created_at": "2026-11-29T10:00:00+00:00", "exit_code": 1}], [])
+        work.show_work(
+            [
+                {
+                    "id": "R20261129-01",
+                    "state": "failed",
+                    "agent": "shell",
+                    "requester": "sam",
+                    "prompt": "exit 1",
+                    "created_at": "2026-11-29T10:00:00+00:00",
+                    "exit_code": 1,
+                }
+            ],
+            [],
+        )
         retry = work.button_of("R20261129-01")
         assert retry is not None and retry.width() >= retry.fontMetrics().horizontalAdvance("Retry") + 8
     finally:
@@ -309,8 +332,15 @@ def test_a_title_with_markup_is_shown_as_text_in_the_consoles_tooltip(desktop: A
 
     async def scenario() -> None:
         console = await app.open_console()
-        row = {"id": "R20261129-01", "state": "pending", "agent": "S1", "requester": "x", "prompt": "echo",
-               "session": {"parent_title": '<img src="x" width=900>Approve me'}, "via_model": "<b>gpt</b>"}
+        row = {
+            "id": "R20261129-01",
+            "state": "pending",
+            "agent": "S1",
+            "requester": "x",
+            "prompt": "echo",
+            "session": {"parent_title": '<img src="x" width=900>Approve me'},
+            "via_model": "<b>gpt</b>",
+        }
         console._show_title(request_text(row), row["prompt"])
         tip = console.header.toolTip()
         document = QTextDocument()
@@ -332,8 +362,9 @@ def test_ended_tasks_stay_dimmed_with_how_they_ended_and_hide_with_x(desktop: An
     app, _ = desktop
 
     async def task(command: str, description: str) -> str:
-        answer = await app.api.post("/api/tasks", json={"agent": "shell", "command": command,
-                                                        "description": description})
+        answer = await app.api.post(
+            "/api/tasks", json={"agent": "shell", "command": command, "description": description}
+        )
         return str(answer.json()["id"])
 
     async def ended(task_id: str) -> None:
@@ -345,8 +376,11 @@ def test_ended_tasks_stay_dimmed_with_how_they_ended_and_hide_with_x(desktop: An
         work = console.list
         assert work.tasks_group.isHidden(), "no panel with nothing to show"
         good = await task("echo fine", "fine")
-        bad = await task("printf 'collected 2 items\\n\\ntest_a.py::test_x PASSED\\ntest_a.py::test_y FAILED\\n"
-                         "==== 1 failed, 1 passed in 0.1s ====\\n'; exit 1", "tests")
+        bad = await task(
+            "printf 'collected 2 items\\n\\ntest_a.py::test_x PASSED\\ntest_a.py::test_y FAILED\\n"
+            "==== 1 failed, 1 passed in 0.1s ====\\n'; exit 1",
+            "tests",
+        )
         slow = await task("sleep 60", "server")
         for task_id in (good, bad):
             await ended(task_id)

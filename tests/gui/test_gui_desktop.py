@@ -35,8 +35,11 @@ class Screen:
         """The app's windows that are on screen, by title: (x, y, width, height)."""
         tree = subprocess.run(["xwininfo", "-root", "-tree"], env=self.env, capture_output=True, text=True).stdout
         found = {}
-        for match in re.finditer(r'0x[0-9a-f]+ "([^"]*)": \("[^"]*" "Coxswain"\)\s+(\d+)x(\d+)\+-?\d+\+-?\d+\s+'
-                                 r'\+(-?\d+)\+(-?\d+)', tree):
+        for match in re.finditer(
+            r'0x[0-9a-f]+ "([^"]*)": \("[^"]*" "Coxswain"\)\s+(\d+)x(\d+)\+-?\d+\+-?\d+\s+'
+            r"\+(-?\d+)\+(-?\d+)",
+            tree,
+        ):
             title, width, height, x, y = match.groups()
             found[title if int(width) > 30 else "tray icon"] = (int(x), int(y), int(width), int(height))
         return found
@@ -71,15 +74,35 @@ def screen(tmp_path: Path) -> Iterator[Screen]:
     for tool in ("Xvfb", "trayer", "xdotool", "xwininfo", "import"):
         assert shutil.which(tool), f"{tool} is missing: .ci/test-deps installs it"
     read, write = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-                            pass_fds=(write,), stderr=subprocess.DEVNULL)
+    xvfb = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        pass_fds=(write,),
+        stderr=subprocess.DEVNULL,
+    )
     os.close(write)
     with os.fdopen(read) as pipe:
         display = ":" + pipe.readline().strip()
     screen = Screen(display)
-    trayer = subprocess.Popen(["trayer", "--edge", "top", "--align", "right", "--widthtype", "request", "--height",
-                               "32", "--transparent", "false", "--tint", "0x333333"], env=screen.env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    trayer = subprocess.Popen(
+        [
+            "trayer",
+            "--edge",
+            "top",
+            "--align",
+            "right",
+            "--widthtype",
+            "request",
+            "--height",
+            "32",
+            "--transparent",
+            "false",
+            "--tint",
+            "0x333333",
+        ],
+        env=screen.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         yield screen
     finally:
@@ -92,10 +115,20 @@ def screen(tmp_path: Path) -> Iterator[Screen]:
 @pytest.mark.slow
 def test_a_request_is_approved_from_the_tray_menu_on_a_real_tray(screen: Screen, tmp_path: Path) -> None:
     home = tmp_path / "home"
-    env = {**screen.env, "QT_QPA_PLATFORM": "xcb", "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
-           "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus", "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    app = subprocess.Popen([sys.executable, "-m", "desktop.gui.app", "--home", str(home), "--port", "0"], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **screen.env,
+        "QT_QPA_PLATFORM": "xcb",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+        "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus",
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    app = subprocess.Popen(
+        [sys.executable, "-m", "desktop.gui.app", "--home", str(home), "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for("the daemon", lambda: (home / "daemon.json").exists())
         url = json.loads((home / "daemon.json").read_text())["url"]
@@ -105,14 +138,19 @@ def test_a_request_is_approved_from_the_tray_menu_on_a_real_tray(screen: Screen,
         icon = (x + width // 2, y + height // 2)
 
         sarah = owner.post("/api/people", json={"name": "sarah"}).json()["token"]
-        request = httpx.post(f"{url}/api/requests", json={"agent": "shell", "prompt": "echo approved from the tray"},
-                             headers={"Authorization": f"Bearer {sarah}"}).json()
+        request = httpx.post(
+            f"{url}/api/requests",
+            json={"agent": "shell", "prompt": "echo approved from the tray"},
+            headers={"Authorization": f"Bearer {sarah}"},
+        ).json()
         short = f"R-{request['id'][-2:]}"
         card_title = f"{short} waits for your approval — Coxswain"
 
         # no notification server: the tray's balloon says it, and a click on it opens the card
-        balloon = wait_for("the balloon", lambda: next((g for t, g in screen.windows().items() if t in ("", "Coxswain")
-                                                        and g[2] > 100), None))
+        balloon = wait_for(
+            "the balloon",
+            lambda: next((g for t, g in screen.windows().items() if t in ("", "Coxswain") and g[2] > 100), None),
+        )
         bx, by, bw, bh = balloon  # type: ignore[misc]
         screen.click(bx + bw // 2, by + bh // 2)
         wait_for("the approval card", lambda: card_title in screen.windows())
@@ -122,8 +160,10 @@ def test_a_request_is_approved_from_the_tray_menu_on_a_real_tray(screen: Screen,
 
         def open_menu() -> None:
             screen.click(*icon, button=3)
-            wait_for("the tray menu", lambda: any(g[2] > 100 and g[1] < 60 for t, g in screen.windows().items()
-                                                  if t in ("", "Coxswain")))
+            wait_for(
+                "the tray menu",
+                lambda: any(g[2] > 100 and g[1] < 60 for t, g in screen.windows().items() if t in ("", "Coxswain")),
+            )
             time.sleep(0.3)
 
         # the tray icon's menu: the request waits first; its submenu's first item approves it
@@ -132,14 +172,22 @@ def test_a_request_is_approved_from_the_tray_menu_on_a_real_tray(screen: Screen,
         time.sleep(0.5)
         screen.shot("tray-menu.png")
         screen.keys("Return")
-        done = wait_for("the request to run and finish", lambda: (r := owner.get(f"/api/requests/{request['id']}")
-                                                                   .json())["state"] == "done" and r)
+        done = wait_for(
+            "the request to run and finish",
+            lambda: (r := owner.get(f"/api/requests/{request['id']}").json())["state"] == "done" and r,
+        )
         assert done["result"] == "approved from the tray"  # type: ignore[index]
         assert "approved by owner" in [t["text"] for t in done["timeline"]][1]  # type: ignore[index]
 
         # a coloured test run, then the console from the menu: it opens on the newest thing, that run
-        task = owner.post("/api/tasks", json={"agent": "shell", "description": "pytest sample", "command":
-                          f"cd {SAMPLE} && {sys.executable} -m pytest -p no:cacheprovider --color=yes -v"}).json()
+        task = owner.post(
+            "/api/tasks",
+            json={
+                "agent": "shell",
+                "description": "pytest sample",
+                "command": f"cd {SAMPLE} && {sys.executable} -m pytest -p no:cacheprovider --color=yes -v",
+            },
+        ).json()
         wait_for("the test run", lambda: owner.get(f"/api/tasks/{task['id']}").json()["state"] == "ended")
         open_menu()
         screen.keys("Down", "Return")  # Open console
@@ -148,8 +196,9 @@ def test_a_request_is_approved_from_the_tray_menu_on_a_real_tray(screen: Screen,
         screen.shot("console-on-screen.png")
         screen.keys("Escape")
 
-        wait_for("the console to close", lambda: "Coxswain" not in screen.windows()
-                 or screen.windows()["Coxswain"][2] < 600)
+        wait_for(
+            "the console to close", lambda: "Coxswain" not in screen.windows() or screen.windows()["Coxswain"][2] < 600
+        )
         open_menu()
         screen.keys("Down", "Down", "Down", "Return")  # Open console, Pause all agents, Room: http://127.0.0.1:…/
         wait_for("the room's QR code in the settings", lambda: "Coxswain settings" in screen.windows())
@@ -167,10 +216,20 @@ def test_a_start_that_fails_says_why_in_a_dialog(screen: Screen, tmp_path: Path)
     from tests.daemon_process import DaemonProcess
 
     daemon = DaemonProcess(tmp_path / "home").start()
-    env = {**screen.env, "QT_QPA_PLATFORM": "xcb", "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
-           "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus", "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    app = subprocess.Popen([sys.executable, "-m", "desktop.gui.app", "--home", str(tmp_path / "home"), "--port", "0"],
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **screen.env,
+        "QT_QPA_PLATFORM": "xcb",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+        "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus",
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    app = subprocess.Popen(
+        [sys.executable, "-m", "desktop.gui.app", "--home", str(tmp_path / "home"), "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for("the dialog", lambda: "Coxswain cannot start" in screen.windows())
         screen.shot("cannot-start-dialog.png")
@@ -197,8 +256,13 @@ def test_a_taken_port_is_said_on_the_tray_and_the_console_follows_live_output(sc
     holder.bind(("127.0.0.1", 0))
     holder.listen()
     taken = holder.getsockname()[1]
-    env = {**screen.env, "QT_QPA_PLATFORM": "xcb", "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
-           "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus", "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env = {
+        **screen.env,
+        "QT_QPA_PLATFORM": "xcb",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+        "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus",
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
     launch = [sys.executable, "-m", "desktop.gui.app", "--home", str(home), "--port", str(taken)]
     app = subprocess.Popen(launch, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -210,8 +274,13 @@ def test_a_taken_port_is_said_on_the_tray_and_the_console_follows_live_output(sc
         screen.shot("port-taken-balloon.png")
         token = (home / "owner.token").read_text().strip()
         owner = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"})
-        request = owner.post("/api/requests", json={"agent": "shell", "prompt": "for i in $(seq 1 900); do "
-                                                    "echo \"line $i: \033[32mok\033[0m\"; sleep 0.1; done"}).json()
+        request = owner.post(
+            "/api/requests",
+            json={
+                "agent": "shell",
+                "prompt": 'for i in $(seq 1 900); do echo "line $i: \033[32mok\033[0m"; sleep 0.1; done',
+            },
+        ).json()
         wait_for("output", lambda: "line 60:" in owner.get(f"/api/requests/{request['id']}/output").json()["text"])
         subprocess.run(launch, env=env, capture_output=True, timeout=60)  # a second launch: the console comes forward
         wait_for("the console", lambda: screen.windows().get("Coxswain", (0, 0, 0, 0))[2] > 600)

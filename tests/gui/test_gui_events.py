@@ -107,8 +107,11 @@ def test_an_event_that_comes_while_a_full_read_is_on_its_way_is_not_undone_by_it
     app, _ = desktop
 
     async def scenario() -> None:
-        row = (await app.api.post("/api/requests", json={"agent": "shell",
-                                                         "prompt": "while [ ! -e go ]; do sleep 0.05; done"})).json()
+        row = (
+            await app.api.post(
+                "/api/requests", json={"agent": "shell", "prompt": "while [ ! -e go ]; do sleep 0.05; done"}
+            )
+        ).json()
         await until(lambda: app.tray.shown is not None and app.tray.shown.state == "running", 10)
         real_call, answered = app.client.call, asyncio.Event()
 

@@ -50,21 +50,32 @@ def test_a_cancel_shows_everywhere_within_a_second(desktop: Any, qloop: Any) -> 
         cancel = next(v for k, v in actions(app.tray.menu).items() if k.startswith(short) and k.endswith("Cancel"))
         with app.daemon.events.subscribe() as events:
             cancel.trigger()
-            while not isinstance(event := await asyncio.wait_for(events.get(), 10), RequestChanged) \
-                    or event.row.state != "cancelled":
+            while (
+                not isinstance(event := await asyncio.wait_for(events.get(), 10), RequestChanged)
+                or event.row.state != "cancelled"
+            ):
                 pass
             changed = time.monotonic()
         assert event.row.id == row["id"]
-        shown = await shown_within(3, lambda: app.tray.shown.state == "idle" and short not in app.tray.toolTip()
-                                   and " cancelled" in row_text(console, row["id"])
-                                   and not console.stop_button.isVisible() and "cancelled" in last_event(console))
+        shown = await shown_within(
+            3,
+            lambda: (
+                app.tray.shown.state == "idle"
+                and short not in app.tray.toolTip()
+                and " cancelled" in row_text(console, row["id"])
+                and not console.stop_button.isVisible()
+                and "cancelled" in last_event(console)
+            ),
+        )
         assert app.tray.toolTip() == "Coxswain: nothing running"
         assert not any(k.startswith(short) for k in actions(app.tray.menu)), "its menu entry went with it"
         return shown - changed
 
     async def scenario() -> None:
-        earlier = [(await app.api.post("/api/requests", json={"agent": "shell", "prompt": LONG})).json()["id"]
-                   for _ in range(6)]
+        earlier = [
+            (await app.api.post("/api/requests", json={"agent": "shell", "prompt": LONG})).json()["id"]
+            for _ in range(6)
+        ]
         for request_id in earlier:
             await wait_state(app, request_id, "done")
         console = await app.open_console()
@@ -74,8 +85,9 @@ def test_a_cancel_shows_everywhere_within_a_second(desktop: Any, qloop: Any) -> 
     run(qloop, scenario())
 
 
-def test_a_waiting_request_is_answered_in_the_console_or_reviewed_in_its_card(desktop_without_bus: Any,
-                                                                               qloop: Any) -> None:
+def test_a_waiting_request_is_answered_in_the_console_or_reviewed_in_its_card(
+    desktop_without_bus: Any, qloop: Any
+) -> None:
     """The console offers Approve, Deny and Review… (the card) for a request that waits; so does the tray's entry."""
     from tests.gui_fixture import person
 
@@ -92,8 +104,12 @@ def test_a_waiting_request_is_answered_in_the_console_or_reviewed_in_its_card(de
 
     async def scenario() -> None:
         sarah = await person(app, "sarah")
-        asked = [(await app.api.post("/api/requests", json={"agent": "shell", "prompt": f"echo asked {n}"},
-                                     headers=sarah)).json()["id"] for n in range(3)]
+        asked = [
+            (
+                await app.api.post("/api/requests", json={"agent": "shell", "prompt": f"echo asked {n}"}, headers=sarah)
+            ).json()["id"]
+            for n in range(3)
+        ]
         console = await app.open_console(("request", asked[0]))
         assert offered(console) == {"Approve", "Deny", "Review…"}, "what waits is denied, not cancelled"
         buttons(console)["Review…"].click()

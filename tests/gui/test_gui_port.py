@@ -12,8 +12,9 @@ from tests.daemon_process import COX, kill_runners
 from tests.gui_fixture import keyring_from_environment, run
 
 
-def test_a_taken_port_gives_a_free_one_and_says_so(qloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_taken_port_gives_a_free_one_and_says_so(
+    qloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
     from desktop.gui.app import TrayApp
@@ -33,8 +34,9 @@ def test_a_taken_port_gives_a_free_one_and_says_so(qloop: Any, tmp_path: Path, m
             url = json.loads(home.daemon_json.read_text())["url"]
             assert url == app.daemon.url and app.daemon.port != taken
             request = (await app.api.post("/api/requests", json={"agent": "shell", "prompt": "echo here"})).json()
-            cox = await asyncio.create_subprocess_exec(*COX, "--home", str(home.root), "list",
-                                                       stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            cox = await asyncio.create_subprocess_exec(
+                *COX, "--home", str(home.root), "list", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+            )
             out, err = await cox.communicate()
             assert cox.returncode == 0 and f"{request['id']}  " in out.decode(), err.decode()
             said = f"Port {taken} is taken by another program, so Coxswain's API listens on {url} instead"

@@ -15,8 +15,9 @@ from tests.gui_fixture import SHOTS, run
 
 def qr_text(pixmap: QPixmap) -> str:
     image = pixmap.toImage().convertToFormat(QImage.Format.Format_Grayscale8)
-    rows = memoryview(bytes(image.constBits())[:image.bytesPerLine() * image.height()]).cast(
-        "B", (image.height(), image.bytesPerLine()))
+    rows = memoryview(bytes(image.constBits())[: image.bytesPerLine() * image.height()]).cast(
+        "B", (image.height(), image.bytesPerLine())
+    )
     found = zxingcpp.read_barcodes(rows)
     assert len(found) == 1, "one QR code, readable"
     return str(found[0].text)
@@ -64,8 +65,7 @@ def test_the_rooms_address_qr_code_and_network_address(desktop: Any, qloop: Any)
 
         panel.listen.setCurrentText("the-office")
         await panel.save_choice()
-        assert panel.status.text() == ("Address: 'the-office' is not an IP address "
-                                       "(or 'loopback': this computer only)")
+        assert panel.status.text() == ("Address: 'the-office' is not an IP address (or 'loopback': this computer only)")
         panel.listen.setCurrentText("loopback")
         await panel.save_choice()
         assert panel.address.text() == local and (await app.api.get("/api/room")).json()["url"] is None

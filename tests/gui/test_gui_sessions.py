@@ -17,17 +17,25 @@ from tests.gui_fixture import SHOTS, run, wait_state
 
 
 async def start_session(url: str, token: str, arguments: dict[str, Any], call_id: int) -> dict[str, Any]:
-    body = {"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
-            "params": {"name": "start_session", "arguments": arguments}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": call_id,
+        "method": "tools/call",
+        "params": {"name": "start_session", "arguments": arguments},
+    }
     async with httpx.AsyncClient(timeout=60) as client:
-        answer = await client.post(f"{url}/mcp", json=body, headers={
-            "Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"})
+        answer = await client.post(
+            f"{url}/mcp",
+            json=body,
+            headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
+        )
     started: dict[str, Any] = json.loads(answer.json()["result"]["content"][0]["text"])
     return started
 
 
 def test_the_owner_approves_a_session_and_sees_it_under_its_parent(
-        desktop: Any, qloop: Any, agent_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    desktop: Any, qloop: Any, agent_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     app, server = desktop
     for name, value in agent_env.items():
         monkeypatch.setenv(name, value)
@@ -36,12 +44,19 @@ def test_the_owner_approves_a_session_and_sees_it_under_its_parent(
         api = app.api
         assert (await api.post("/api/settings", json={"key": "agent_sessions", "value": "yes"})).status_code == 200
         await api.post("/api/session-groups", json={"name": "Release 2.4"})
-        parent = (await api.post("/api/requests", json={"agent": "shell", "prompt": "sleep 60 # release checks"})
-                  ).json()
+        parent = (
+            await api.post("/api/requests", json={"agent": "shell", "prompt": "sleep 60 # release checks"})
+        ).json()
         await wait_state(app, parent["id"], "running")
         token = app.daemon.principals.session_token(parent["id"])
-        first = asyncio.ensure_future(start_session(app.daemon.url, token, {
-            "prompt": "echo hello from S1", "title": "Check deps", "group": "Release 2.4"}, 1))
+        first = asyncio.ensure_future(
+            start_session(
+                app.daemon.url,
+                token,
+                {"prompt": "echo hello from S1", "title": "Check deps", "group": "Release 2.4"},
+                1,
+            )
+        )
 
         await until(lambda: server.shown)
         shown = server.shown[-1]
@@ -61,8 +76,9 @@ def test_the_owner_approves_a_session_and_sees_it_under_its_parent(
         started = await first
         assert started["session"] == "S1"
         await wait_state(app, started["request"], "done")
-        second = await start_session(app.daemon.url, token, {"prompt": "sleep 30", "title": "Run the tests",
-                                                              "group": "Release 2.4"}, 2)
+        second = await start_session(
+            app.daemon.url, token, {"prompt": "sleep 30", "title": "Run the tests", "group": "Release 2.4"}, 2
+        )
         await wait_state(app, second["request"], "running")  # no card: this conversation is approved
 
         console = await app.open_console(("request", parent["id"]))
@@ -74,8 +90,9 @@ def test_the_owner_approves_a_session_and_sees_it_under_its_parent(
         rows = [header.child(i).text(0) for i in range(2)]
         assert " · S1 · via agent · sleep 60 # release checks [shell default model] · done" in rows[0]
         assert rows[0].endswith("\necho hello from S1")
-        assert rows[1].endswith(" · S2 · via agent · sleep 60 # release checks [shell default model] · running"
-                                "\nsleep 30")
+        assert rows[1].endswith(
+            " · S2 · via agent · sleep 60 # release checks [shell default model] · running\nsleep 30"
+        )
         timeline = [console.timeline.item(i).text() for i in range(console.timeline.count())]
         assert any("⇢ session call: start_session → S1" in line for line in timeline)
         console.grab().save(str(SHOTS / "console-sessions.png"))
@@ -87,8 +104,14 @@ def test_the_owner_approves_a_session_and_sees_it_under_its_parent(
 
 @pytest.mark.parametrize("runtime", ["claude", "codex"])
 def test_a_real_agents_session_is_approved_from_the_notification(
-        desktop: Any, qloop: Any, agent_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-        fake_model: Any, runtime: str) -> None:
+    desktop: Any,
+    qloop: Any,
+    agent_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    fake_model: Any,
+    runtime: str,
+) -> None:
     """End to end in the tray app: the real CLI's model calls start_session, the owner clicks Approve on the
     notification, the child runs its tool call, and the parent's wait brings its answer back to the model."""
     app, server = desktop
@@ -100,12 +123,12 @@ def test_a_real_agents_session_is_approved_from_the_notification(
         api = app.api
         await api.post("/api/settings", json={"key": "agent_sessions", "value": "yes"})
         options = {"model": "fake-model"} if runtime == "codex" else {}
-        added = await api.post("/api/agents", json={"name": "lead", "runtime": runtime,
-                                                    "folder": str(tmp_path / "project"), **options})
+        added = await api.post(
+            "/api/agents", json={"name": "lead", "runtime": runtime, "folder": str(tmp_path / "project"), **options}
+        )
         assert added.status_code == 201, added.text
         child = "TOOL echo child output > child.txt\nSAY the child is done"
-        script = (f"MCP start_session {json.dumps({'prompt': child, 'title': 'Child'})}\n"
-                  'MCP wait {"session": "S1"}\n')
+        script = f'MCP start_session {json.dumps({"prompt": child, "title": "Child"})}\nMCP wait {{"session": "S1"}}\n'
         parent = (await api.post("/api/requests", json={"agent": "lead", "prompt": script})).json()
         await until(lambda: server.shown, timeout=60)
         shown = server.shown[-1]
@@ -116,7 +139,9 @@ def test_a_real_agents_session_is_approved_from_the_notification(
         sent = json.dumps(fake_model.requests()[-1]["body"])
         assert "the child is done" in sent and '\\"state\\": \\"done\\"' in sent
         assert [t["text"].split(":")[0] for t in done["timeline"] if t["kind"] == "activity"] == [
-            "start_session → S1", "wait S1"]
+            "start_session → S1",
+            "wait S1",
+        ]
 
     run(qloop, scenario(), timeout=180)
 

@@ -99,8 +99,9 @@ def test_the_window_opens_centred_on_the_screen(desktop: Any, qloop: Any) -> Non
     run(qloop, scenario())
 
 
-def test_times_and_switches_are_saved_or_refused_in_words(desktop: Any, qloop: Any, tmp_path: Path,
-                                                          monkeypatch: Any) -> None:
+def test_times_and_switches_are_saved_or_refused_in_words(
+    desktop: Any, qloop: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
     app, _ = desktop
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
 
@@ -172,7 +173,12 @@ def test_agents_are_added_changed_and_removed(desktop: Any, qloop: Any, tmp_path
         window.tabs.setCurrentWidget(panel)
         assert set(RUNTIME_NAMES) == set(builtin_runtimes()), "every runtime has a name people know"
         assert [panel.runtime.itemText(i) for i in range(panel.runtime.count())] == [
-            "Claude Code", "Codex", "Copilot CLI", "Gemini CLI", "Shell"]
+            "Claude Code",
+            "Codex",
+            "Copilot CLI",
+            "Gemini CLI",
+            "Shell",
+        ]
         assert cell(panel.table, 0, 1) == "Shell"
         status = panel.table.item(0, 4)
         assert status is not None and status.foreground().color() == QColor(style.colours().ok), "ready in green"

@@ -12,9 +12,13 @@ APP = [sys.executable, "-m", "desktop.gui.app"]
 
 
 def smoke(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*APP, "--home", str(tmp_path / "home"), "--port", "0", "--smoke-test"],
-                          env={**os.environ, **env, "QT_QPA_PLATFORM": "offscreen"}, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [*APP, "--home", str(tmp_path / "home"), "--port", "0", "--smoke-test"],
+        env={**os.environ, **env, "QT_QPA_PLATFORM": "offscreen"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_the_smoke_test_passes_with_a_real_keyring(tmp_path: Path, secret_service: dict[str, str]) -> None:
@@ -32,14 +36,20 @@ def test_the_smoke_test_fails_in_words_without_a_keyring(tmp_path: Path) -> None
 
 def test_the_tray_sums_up_what_runs_and_what_waits() -> None:
     from datetime import date
+
     today = date(2026, 11, 29)
-    requests = [{"id": "R20261129-07", "state": "running", "agent": "api", "requester": "sarah", "progress": 60.0},
-                {"id": "R20261129-08", "state": "pending", "agent": "web", "requester": "tom", "progress": None},
-                {"id": "R20261128-03", "state": "done", "agent": "api", "requester": "owner", "progress": 100.0}]
+    requests = [
+        {"id": "R20261129-07", "state": "running", "agent": "api", "requester": "sarah", "progress": 60.0},
+        {"id": "R20261129-08", "state": "pending", "agent": "web", "requester": "tom", "progress": None},
+        {"id": "R20261128-03", "state": "done", "agent": "api", "requester": "owner", "progress": 100.0},
+    ]
     summary = summarize(requests, today=today)
     assert (summary.state, summary.waiting, summary.progress) == ("waiting", 1, 60.0)
-    assert summary.tooltip.splitlines() == ["Coxswain: 1 waiting · 1 running",
-                                            "R-08 · web · tom · waiting for approval", "R-07 · api · sarah · 60%"]
+    assert summary.tooltip.splitlines() == [
+        "Coxswain: 1 waiting · 1 running",
+        "R-08 · web · tom · waiting for approval",
+        "R-07 · api · sarah · 60%",
+    ]
     assert summarize(requests[:1], today=today).state == "running"
     assert summarize([], failed_unseen=True, today=today).state == "failed"
     assert summarize(requests, paused=True, today=today).state == "paused"
@@ -56,10 +66,13 @@ def test_start_at_login_writes_an_xdg_autostart_entry_that_starts_the_tray(tmp_p
     assert exec_line == f"Exec={sys.executable} -m desktop.gui.app" and "Type=Application" in entry
     assert "starts at login" in subprocess.run([*cox, "autostart"], env=env, capture_output=True, text=True).stdout
     # what the entry starts really is the tray app: its own smoke test, through the same command line
-    started = subprocess.run([*exec_line.removeprefix("Exec=").split(), "--home", str(tmp_path / "home"), "--port",
-                              "0", "--smoke-test"], env={**env, "QT_QPA_PLATFORM": "offscreen",
-                                                         "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"},
-                             capture_output=True, text=True, timeout=120)
+    started = subprocess.run(
+        [*exec_line.removeprefix("Exec=").split(), "--home", str(tmp_path / "home"), "--port", "0", "--smoke-test"],
+        env={**env, "QT_QPA_PLATFORM": "offscreen", "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert "smoke test: keyring" in started.stderr  # it ran the app's checks (no keyring here, so it says so)
     subprocess.run([*cox, "autostart", "off"], env=env, check=True, capture_output=True)
     assert not (tmp_path / "config" / "autostart" / "coxswain.desktop").exists()
@@ -71,15 +84,21 @@ def test_a_second_launch_asks_the_first_to_come_forward_and_exits(tmp_path: Path
 
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
     home = tmp_path / "home"
-    first = subprocess.Popen([*APP, "--home", str(home), "--port", "0"], env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL, text=True)
+    first = subprocess.Popen(
+        [*APP, "--home", str(home), "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not (home / "daemon.json").exists():
             assert first.poll() is None and time.monotonic() < deadline, "the first launch did not start"
             time.sleep(0.05)
-        second = subprocess.run([*APP, "--home", str(home), "--port", "0"], env=env, capture_output=True, text=True,
-                                timeout=60)
+        second = subprocess.run(
+            [*APP, "--home", str(home), "--port", "0"], env=env, capture_output=True, text=True, timeout=60
+        )
         assert second.returncode == 0 and "already running" in second.stdout
         assert first.stdout is not None
         said = [first.stdout.readline() for _ in range(3)]  # starting, running, then what the second launch did
@@ -104,8 +123,13 @@ def test_quit_leaves_tasks_running_and_the_next_start_picks_them_up(tmp_path: Pa
     home = tmp_path / "home"
 
     def launch() -> tuple[subprocess.Popen[str], httpx.Client]:
-        app = subprocess.Popen([*APP, "--home", str(home), "--port", "0"], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
+        app = subprocess.Popen(
+            [*APP, "--home", str(home), "--port", "0"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         assert app.stdout is not None
         while "is running" not in app.stdout.readline():
             assert app.poll() is None, "the tray app did not start"
@@ -138,10 +162,16 @@ def test_a_home_served_by_a_headless_daemon_is_refused_in_words(tmp_path: Path) 
 
     daemon = DaemonProcess(tmp_path / "home").start()
     try:
-        done = subprocess.run([*APP, "--home", str(tmp_path / "home"), "--port", "0"], capture_output=True, text=True,
-                              env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=60)
+        done = subprocess.run(
+            [*APP, "--home", str(tmp_path / "home"), "--port", "0"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+            timeout=60,
+        )
     finally:
         daemon.stop()
     assert done.returncode == 1
-    assert done.stderr.strip().endswith(f"Coxswain cannot start: a Coxswain daemon is already running for "
-                                        f"{tmp_path / 'home'}")
+    assert done.stderr.strip().endswith(
+        f"Coxswain cannot start: a Coxswain daemon is already running for {tmp_path / 'home'}"
+    )

@@ -22,8 +22,7 @@ def test_times_with_seconds_read_as_each_locale_writes_them_without_a_zone(qapp:
         assert "t" not in shown.replace("'", ""), (locale.name(), shown)  # no zone left
         assert not re.search(r"[(\[,]\s*$|\(\)|\[\]", shown), (locale.name(), shown)  # nor what enclosed it
     assert seen > 100
-    assert [_time_format(QLocale(name), True) for name in ("es_ES", "cs_CZ", "C")] == ["H:mm:ss", "H:mm:ss",
-                                                                                      "HH:mm:ss"]
+    assert [_time_format(QLocale(name), True) for name in ("es_ES", "cs_CZ", "C")] == ["H:mm:ss", "H:mm:ss", "HH:mm:ss"]
 
 
 def test_a_dark_palette_is_followed_where_no_theme_names_the_scheme(qapp: Any, monkeypatch: Any) -> None:

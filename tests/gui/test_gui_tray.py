@@ -16,22 +16,68 @@ from tests.gui_fixture import SHOTS
 TODAY = date(2026, 11, 29)
 NOW = datetime(2026, 11, 29, 15, 0, tzinfo=UTC)
 REQUESTS: list[dict[str, Any]] = [
-    {"id": "R20261129-07", "state": "running", "agent": "api", "requester": "sarah", "progress": 60.0,
-     "prompt": "fix the flaky login test", "started_at": (NOW - timedelta(minutes=4, seconds=10)).isoformat()},
-    {"id": "R20261129-08", "state": "pending", "agent": "web", "requester": "tom", "progress": None,
-     "prompt": "upgrade the bundler and run the whole test suite again, please", "started_at": None},
-    {"id": "R20261129-09", "state": "pending", "agent": "api", "requester": "ana", "progress": None,
-     "prompt": "rename the config flag", "started_at": None},
-    {"id": "R20261129-05", "state": "done", "agent": "api", "requester": "sarah", "progress": 100.0,
-     "prompt": "done already", "started_at": (NOW - timedelta(hours=2)).isoformat()},
+    {
+        "id": "R20261129-07",
+        "state": "running",
+        "agent": "api",
+        "requester": "sarah",
+        "progress": 60.0,
+        "prompt": "fix the flaky login test",
+        "started_at": (NOW - timedelta(minutes=4, seconds=10)).isoformat(),
+    },
+    {
+        "id": "R20261129-08",
+        "state": "pending",
+        "agent": "web",
+        "requester": "tom",
+        "progress": None,
+        "prompt": "upgrade the bundler and run the whole test suite again, please",
+        "started_at": None,
+    },
+    {
+        "id": "R20261129-09",
+        "state": "pending",
+        "agent": "api",
+        "requester": "ana",
+        "progress": None,
+        "prompt": "rename the config flag",
+        "started_at": None,
+    },
+    {
+        "id": "R20261129-05",
+        "state": "done",
+        "agent": "api",
+        "requester": "sarah",
+        "progress": 100.0,
+        "prompt": "done already",
+        "started_at": (NOW - timedelta(hours=2)).isoformat(),
+    },
 ]
 TASKS: list[dict[str, Any]] = [
-    {"id": "T3", "state": "running", "agent": "api", "description": "npm test", "command": "npm test -- --ci",
-     "started_at": (NOW - timedelta(hours=1, minutes=5)).isoformat()},
-    {"id": "T4", "state": "stopping", "agent": "web", "description": "", "command": "vite --port 5173",
-     "started_at": (NOW - timedelta(seconds=20)).isoformat()},
-    {"id": "T2", "state": "ended", "agent": "api", "description": "lint", "command": "ruff check",
-     "started_at": (NOW - timedelta(hours=1)).isoformat()},
+    {
+        "id": "T3",
+        "state": "running",
+        "agent": "api",
+        "description": "npm test",
+        "command": "npm test -- --ci",
+        "started_at": (NOW - timedelta(hours=1, minutes=5)).isoformat(),
+    },
+    {
+        "id": "T4",
+        "state": "stopping",
+        "agent": "web",
+        "description": "",
+        "command": "vite --port 5173",
+        "started_at": (NOW - timedelta(seconds=20)).isoformat(),
+    },
+    {
+        "id": "T2",
+        "state": "ended",
+        "agent": "api",
+        "description": "lint",
+        "command": "ruff check",
+        "started_at": (NOW - timedelta(hours=1)).isoformat(),
+    },
 ]
 LIGHT, DARK = "#f5f5f5", "#202020"
 
@@ -71,9 +117,22 @@ def test_the_menu_starts_with_the_status_and_lists_what_waits_runs_and_works_in_
     waiting_08, waiting_09 = entry(tray.menu, "R-08"), entry(tray.menu, "R-09")
     running, task, stopping = entry(tray.menu, "R-07"), entry(tray.menu, "T3"), entry(tray.menu, "T4")
     assert texts(tray.menu) == [
-        "2 waiting · 1 running · 2 tasks", "— Waiting for you (2) —", waiting_08, waiting_09, "— Running —", running,
-        "— Background tasks —", task, stopping, "—", "Open console", "Pause all agents", "Room: starting…",
-        "Settings…", "Quit Coxswain"]
+        "2 waiting · 1 running · 2 tasks",
+        "— Waiting for you (2) —",
+        waiting_08,
+        waiting_09,
+        "— Running —",
+        running,
+        "— Background tasks —",
+        task,
+        stopping,
+        "—",
+        "Open console",
+        "Pause all agents",
+        "Room: starting…",
+        "Settings…",
+        "Quit Coxswain",
+    ]
     # under "Waiting for you" an entry does not say again that it waits; the prompt is shortened to fit the menu
     assert waiting_08.startswith("R-08 · web · tom: upgrade the bundler") and waiting_08.endswith("…")
     assert waiting_09 == "R-09 · api · ana: rename the config flag"
@@ -92,15 +151,36 @@ def test_the_menu_starts_with_the_status_and_lists_what_waits_runs_and_works_in_
     assert [path.split(" / ")[1] for path in shown if path.startswith(running)] == ["Open in console", "Cancel"]
     assert [path.split(" / ")[1] for path in shown if path.startswith(task)] == ["Open in console", "Stop"]
     assert not shown[f"{stopping} / Stopping…"].isEnabled()
-    for path in (f"{waiting_08} / Approve", f"{waiting_09} / Review…", f"{running} / Open in console",
-                 f"{running} / Cancel", f"{task} / Open in console", f"{task} / Stop", "Pause all agents"):
+    for path in (
+        f"{waiting_08} / Approve",
+        f"{waiting_09} / Review…",
+        f"{running} / Open in console",
+        f"{running} / Cancel",
+        f"{task} / Open in console",
+        f"{task} / Stop",
+        "Pause all agents",
+    ):
         shown[path].trigger()
-    assert clicks == [("approve", "R20261129-08"), ("review", "R20261129-09"), ("open", "R20261129-07"),
-                      ("cancel", "R20261129-07"), ("open_task", "T3"), ("stop_task", "T3"), ("pause", "")]
+    assert clicks == [
+        ("approve", "R20261129-08"),
+        ("review", "R20261129-09"),
+        ("open", "R20261129-07"),
+        ("cancel", "R20261129-07"),
+        ("open_task", "T3"),
+        ("stop_task", "T3"),
+        ("pause", ""),
+    ]
 
     tray.show_summary(summarize([], paused=True, today=TODAY))
-    assert texts(tray.menu) == ["Paused", "—", "Open console", "Resume all agents", "Room: starting…", "Settings…",
-                                "Quit Coxswain"]
+    assert texts(tray.menu) == [
+        "Paused",
+        "—",
+        "Open console",
+        "Resume all agents",
+        "Room: starting…",
+        "Settings…",
+        "Quit Coxswain",
+    ]
     tray.show_summary(summarize([], today=TODAY, tasks=TASKS[2:]))
     assert texts(tray.menu)[0] == "Nothing running" and tray.toolTip() == "Coxswain: nothing running"
 
@@ -115,25 +195,58 @@ def test_many_entries_are_counted_and_left_to_the_console(qapp: Any) -> None:
     tray.show_summary(summarize(REQUESTS, today=TODAY, tasks=tasks))
     lines = texts(tray.menu)
     assert lines[0] == "2 waiting · 1 running · 8 tasks"
-    assert lines[lines.index("— Background tasks —") + 1:lines.index("—")] == [
-        "T1 · api: watch 1", "T2 · api: watch 2", "T3 · api: watch 3", "T4 · api: watch 4", "T5 · api: watch 5",
-        "3 more in the console…"]
+    assert lines[lines.index("— Background tasks —") + 1 : lines.index("—")] == [
+        "T1 · api: watch 1",
+        "T2 · api: watch 2",
+        "T3 · api: watch 3",
+        "T4 · api: watch 4",
+        "T5 · api: watch 5",
+        "3 more in the console…",
+    ]
     actions(tray.menu)["3 more in the console…"].trigger()
     assert opened == [True]
 
 
 CHINESE = "请把整个测试套件再跑一遍并修复所有失败的测试，然后更新变更日志和文档"
 LONG: list[dict[str, Any]] = [
-    {"id": "R20261128-117", "state": "pending", "agent": "W" * 64, "requester": "M" * 40, "progress": None,
-     "prompt": "W" * 300, "started_at": None},
-    {"id": "R20261128-118", "state": "pending", "agent": "frontend-monorepo-web-app", "started_at": None,
-     "requester": "Maximiliane Wolff", "progress": None, "prompt": CHINESE * 3},
-    {"id": "R20261128-119", "state": "running", "agent": "infrastructure-terraform", "requester": "bartholomew",
-     "progress": 33.0, "prompt": "🚀" * 120, "started_at": None},
+    {
+        "id": "R20261128-117",
+        "state": "pending",
+        "agent": "W" * 64,
+        "requester": "M" * 40,
+        "progress": None,
+        "prompt": "W" * 300,
+        "started_at": None,
+    },
+    {
+        "id": "R20261128-118",
+        "state": "pending",
+        "agent": "frontend-monorepo-web-app",
+        "started_at": None,
+        "requester": "Maximiliane Wolff",
+        "progress": None,
+        "prompt": CHINESE * 3,
+    },
+    {
+        "id": "R20261128-119",
+        "state": "running",
+        "agent": "infrastructure-terraform",
+        "requester": "bartholomew",
+        "progress": 33.0,
+        "prompt": "🚀" * 120,
+        "started_at": None,
+    },
 ]
 LONG_TASKS: list[dict[str, Any]] = [
-    {"id": "T117", "state": "running", "agent": "integration-test-runner", "started_at": None, "description": "",
-     "command": "docker compose -f docker-compose.integration.yml up --abort-on-" * 9}]
+    {
+        "id": "T117",
+        "state": "running",
+        "agent": "integration-test-runner",
+        "started_at": None,
+        "description": "",
+        "command": "docker compose -f docker-compose.integration.yml up --abort-on-" * 9,
+    }
+]
 
 
 @pytest.mark.parametrize("dbusmenu", [False, True])
@@ -156,8 +269,9 @@ def test_the_menu_stays_under_400_px_with_long_prompts_ids_and_names(qapp: Any, 
         assert action.menu() is None or action.menu().sizeHint().width() <= 400  # type: ignore[attr-defined]
 
 
-def test_the_tooltip_has_the_status_progress_and_how_long_each_has_run(qapp: Any, qtbot: Any,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_tooltip_has_the_status_progress_and_how_long_each_has_run(
+    qapp: Any, qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import desktop.gui.tray
     from desktop.gui.tray import Tray
 
@@ -166,17 +280,24 @@ def test_the_tooltip_has_the_status_progress_and_how_long_each_has_run(qapp: Any
     tray = Tray(lambda verb, item_id: None, now=lambda: now[0])
     tray.show_summary(summarize(REQUESTS, today=TODAY, tasks=TASKS))
     assert tray.toolTip().splitlines() == [
-        "Coxswain: 2 waiting · 1 running · 2 tasks", "R-08 · web · tom · waiting for approval",
-        "R-09 · api · ana · waiting for approval", "R-07 · api · sarah · 60% · 4 min",
-        "T3 · api · npm test · 1 h 05 min", "T4 · web · vite --port 5173 · stopping"]
+        "Coxswain: 2 waiting · 1 running · 2 tasks",
+        "R-08 · web · tom · waiting for approval",
+        "R-09 · api · ana · waiting for approval",
+        "R-07 · api · sarah · 60% · 4 min",
+        "T3 · api · npm test · 1 h 05 min",
+        "T4 · web · vite --port 5173 · stopping",
+    ]
     now[0] = NOW + timedelta(minutes=3)
     qtbot.waitUntil(lambda: "R-07 · api · sarah · 60% · 7 min" in tray.toolTip().splitlines(), timeout=10_000)
     assert "T3 · api · npm test · 1 h 08 min" in tray.toolTip().splitlines()
 
     just = [{**REQUESTS[0], "progress": None, "started_at": (now[0] - timedelta(seconds=5)).isoformat()}]
     tray.show_summary(summarize(just, today=TODAY, tasks=[{**TASKS[0], "started_at": "2026-11-27T14:00:00"}]))
-    assert tray.toolTip().splitlines() == ["Coxswain: 1 running · 1 task", "R-07 · api · sarah · just started",
-                                           "T3 · api · npm test · 2 d 1 h"]
+    assert tray.toolTip().splitlines() == [
+        "Coxswain: 1 running · 1 task",
+        "R-07 · api · sarah · just started",
+        "T3 · api · npm test · 2 d 1 h",
+    ]
     many = [{**REQUESTS[1], "id": f"R20261129-{n:02d}"} for n in range(20, 29)]
     tray.show_summary(summarize(many, today=TODAY))
     assert tray.toolTip().splitlines()[-1] == "… and 3 more"
@@ -253,6 +374,7 @@ def rgb(colour: Any) -> tuple[int, int, int]:
 def luminance(colour: tuple[int, int, int]) -> float:
     def linear(c: int) -> float:
         return c / 255 / 12.92 if c / 255 <= 0.03928 else ((c / 255 + 0.055) / 1.055) ** 2.4
+
     return 0.2126 * linear(colour[0]) + 0.7152 * linear(colour[1]) + 0.0722 * linear(colour[2])
 
 
@@ -281,6 +403,7 @@ def picture(qapp: Any) -> Callable[..., Any]:
         image = tray.icon().pixmap(side, side).toImage().convertToFormat(QImage.Format.Format_ARGB32)
         assert (image.width(), image.height()) == (side, side)
         return image
+
     return draw
 
 
@@ -305,8 +428,12 @@ def test_each_picture_reads_at_22_px_on_a_light_and_a_dark_panel(picture: Callab
     the whole shape is seen, not only a mark inside it."""
     image = picture(name)
     for panel in (LIGHT, DARK):
-        seen = [(x, y) for y, row in enumerate(on_panel(image, panel)) for x, colour in enumerate(row)
-                if contrast(colour, hex_rgb(panel)) >= 3]
+        seen = [
+            (x, y)
+            for y, row in enumerate(on_panel(image, panel))
+            for x, colour in enumerate(row)
+            if contrast(colour, hex_rgb(panel)) >= 3
+        ]
         xs, ys = [x for x, _ in seen], [y for _, y in seen]
         assert len(seen) >= 70, f"{name} on {panel}: only {len(seen)} of {SIDE * SIDE} pixels stand out"
         assert max(xs) - min(xs) >= 17 and max(ys) - min(ys) >= 17, f"{name} on {panel}: the shape is lost"
@@ -319,6 +446,7 @@ def test_running_is_a_ring_that_fills_with_the_progress_not_a_play_sign(picture:
 
     def on_ring(degrees: float) -> tuple[int, int]:  # clockwise from the top
         from math import cos, radians, sin
+
         return int(centre + radius * sin(radians(degrees))), int(centre - radius * cos(radians(degrees)))
 
     def near(colour: Any, name: str) -> bool:
@@ -343,9 +471,13 @@ def test_running_paused_idle_and_failed_are_different_pictures(picture: Callable
     for panel in (LIGHT, DARK):
         images = {name: on_panel(picture(name), panel) for name in names}
         for i, a in enumerate(names):
-            for b in names[i + 1:]:
-                differ = sum(1 for row_a, row_b in zip(images[a], images[b], strict=True)
-                             for pa, pb in zip(row_a, row_b, strict=True) if distance(pa, pb) > 60)
+            for b in names[i + 1 :]:
+                differ = sum(
+                    1
+                    for row_a, row_b in zip(images[a], images[b], strict=True)
+                    for pa, pb in zip(row_a, row_b, strict=True)
+                    if distance(pa, pb) > 60
+                )
                 assert differ >= SIDE * SIDE // 4, f"{a} and {b} on {panel}: only {differ} pixels differ"
 
 
@@ -396,8 +528,11 @@ def test_the_waiting_badge_sits_beside_the_glyph_not_over_it(picture: Callable[.
         assert len(shapes) == 2, f"{name} at {side} px: the glyph and the badge touch ({len(shapes)} shapes)"
         glyph, badge = shapes
         assert max(x for x, _ in glyph) < side * 0.7 and min(x for x, _ in badge) > side * 0.35
-        red = [p for p in badge if max(abs(a - b) for a, b in zip(rgb(image.pixelColor(*p)), hex_rgb(BADGE),
-                                                                  strict=True)) < 30]
+        red = [
+            p
+            for p in badge
+            if max(abs(a - b) for a, b in zip(rgb(image.pixelColor(*p)), hex_rgb(BADGE), strict=True)) < 30
+        ]
         white = [p for p in badge if min(rgb(image.pixelColor(*p))) > 200]
         assert len(red) >= len(badge) // 3 and white, f"{name} at {side} px: a red badge with its count in white"
         assert not any(p in badge for p in glyph)

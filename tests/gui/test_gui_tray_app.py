@@ -26,17 +26,23 @@ def test_a_running_task_is_in_the_menu_and_tooltip_and_stops_from_there(desktop:
     app, _ = desktop
 
     async def scenario() -> None:
-        task = (await app.api.post("/api/tasks", json={"agent": "shell", "command": "sleep 300",
-                                                       "description": "watch the build"})).json()
+        task = (
+            await app.api.post(
+                "/api/tasks", json={"agent": "shell", "command": "sleep 300", "description": "watch the build"}
+            )
+        ).json()
         label = f"{task['id']} · shell: watch the build"
         await until(lambda: label in texts(app.tray.menu))
         assert texts(app.tray.menu)[:3] == ["1 task", "— Background tasks —", label]
-        assert app.tray.toolTip().splitlines() == ["Coxswain: 1 task", f"{task['id']} · shell · watch the build · "
-                                                   "just started"]
+        assert app.tray.toolTip().splitlines() == [
+            "Coxswain: 1 task",
+            f"{task['id']} · shell · watch the build · just started",
+        ]
 
         actions(app.tray.menu)[f"{label} / Open in console"].trigger()
-        await until(lambda: app.console is not None and app.console.isVisible()
-                    and app.console.chosen == ("task", task["id"]))
+        await until(
+            lambda: app.console is not None and app.console.isVisible() and app.console.chosen == ("task", task["id"])
+        )
 
         actions(app.tray.menu)[f"{label} / Stop"].trigger()
         await until(lambda: texts(app.tray.menu)[0] == "Nothing running", timeout=60)

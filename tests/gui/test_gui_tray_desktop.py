@@ -25,8 +25,13 @@ SLATE, BADGE = (0x64, 0x74, 0x8B), (0xDC, 0x26, 0x26)  # the idle disc, the wait
 
 def icon_pixels(screen: Screen, geometry: tuple[int, int, int, int]) -> QImage:
     x, y, width, height = geometry
-    png = subprocess.run(["import", "-window", "root", "-crop", f"{width}x{height}+{x}+{y}", "png:-"], env=screen.env,
-                         capture_output=True, check=True, timeout=30).stdout
+    png = subprocess.run(
+        ["import", "-window", "root", "-crop", f"{width}x{height}+{x}+{y}", "png:-"],
+        env=screen.env,
+        capture_output=True,
+        check=True,
+        timeout=30,
+    ).stdout
     return QImage.fromData(png)
 
 
@@ -36,18 +41,31 @@ def near(pixel: Any, colour: tuple[int, int, int]) -> bool:
 
 def count(image: QImage, colour: tuple[int, int, int], left: float, top: float, right: float, bottom: float) -> int:
     """Pixels near `colour` in the part of the image given as fractions of its width and height."""
-    return sum(1 for x in range(int(image.width() * left), int(image.width() * right))
-               for y in range(int(image.height() * top), int(image.height() * bottom))
-               if near(image.pixelColor(x, y), colour))
+    return sum(
+        1
+        for x in range(int(image.width() * left), int(image.width() * right))
+        for y in range(int(image.height() * top), int(image.height() * bottom))
+        if near(image.pixelColor(x, y), colour)
+    )
 
 
 @pytest.mark.slow
 def test_the_tray_icon_click_and_menu_on_a_real_tray(screen: Screen, tmp_path: Path) -> None:
     home = tmp_path / "home"
-    env = {**screen.env, "QT_QPA_PLATFORM": "xcb", "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
-           "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus", "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    app = subprocess.Popen([sys.executable, "-m", "desktop.gui.app", "--home", str(home), "--port", "0"], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **screen.env,
+        "QT_QPA_PLATFORM": "xcb",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+        "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus",
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    app = subprocess.Popen(
+        [sys.executable, "-m", "desktop.gui.app", "--home", str(home), "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for("the daemon", lambda: (home / "daemon.json").exists())
         url = json.loads((home / "daemon.json").read_text())["url"]
@@ -56,8 +74,14 @@ def test_the_tray_icon_click_and_menu_on_a_real_tray(screen: Screen, tmp_path: P
         geometry: Any = wait_for("the tray icon", lambda: screen.windows().get("tray icon"))
         x, y, width, height = geometry
         icon = (x + width // 2, y + height // 2)
-        idle = wait_for("the idle disc", lambda: (image := icon_pixels(screen, geometry)) and
-                        count(image, SLATE, 0, 0, 1, 1) > width * height // 4 and image)
+        idle = wait_for(
+            "the idle disc",
+            lambda: (
+                (image := icon_pixels(screen, geometry))
+                and count(image, SLATE, 0, 0, 1, 1) > width * height // 4
+                and image
+            ),
+        )
         assert count(idle, BADGE, 0, 0, 1, 1) == 0  # type: ignore[arg-type]
 
         # a left click: the console
@@ -68,21 +92,33 @@ def test_the_tray_icon_click_and_menu_on_a_real_tray(screen: Screen, tmp_path: P
 
         # a task runs and a teammate's long request waits: the ring top left, the red badge bottom right, and the
         # tray's balloon says it (no notification server here)
-        task = owner.post("/api/tasks", json={"agent": "shell", "command": "sleep 300",
-                                              "description": "watch the integration tests"}).json()
+        task = owner.post(
+            "/api/tasks", json={"agent": "shell", "command": "sleep 300", "description": "watch the integration tests"}
+        ).json()
         sarah = owner.post("/api/people", json={"name": "sarah"}).json()["token"]
         prompt = "Please upgrade every dependency of the web front end to its newest major version, " * 4
-        request = httpx.post(f"{url}/api/requests", json={"agent": "shell", "prompt": prompt},
-                             headers={"Authorization": f"Bearer {sarah}"}).json()
-        busy: Any = wait_for("the badge", lambda: (image := icon_pixels(screen, geometry)) and
-                             count(image, BADGE, 0.55, 0.55, 1, 1) > 8 and image)
+        request = httpx.post(
+            f"{url}/api/requests",
+            json={"agent": "shell", "prompt": prompt},
+            headers={"Authorization": f"Bearer {sarah}"},
+        ).json()
+        busy: Any = wait_for(
+            "the badge",
+            lambda: (image := icon_pixels(screen, geometry)) and count(image, BADGE, 0.55, 0.55, 1, 1) > 8 and image,
+        )
         assert count(busy, BADGE, 0, 0, 0.45, 0.45) == 0, "the badge keeps off the glyph"
         assert count(busy, SLATE, 0, 0, 1, 1) == 0, "not the idle disc: the ring"
         screen.shot("tray-icon-running-and-waiting.png")
 
         def balloon_or_menu(tall: bool) -> Any:  # the balloon is some 100 px tall, the menu more than 150
-            return next((g for t, g in screen.windows().items() if t in ("", "Coxswain") and g[2] > 100
-                         and g[1] < 60 and (g[3] > 150) == tall), None)
+            return next(
+                (
+                    g
+                    for t, g in screen.windows().items()
+                    if t in ("", "Coxswain") and g[2] > 100 and g[1] < 60 and (g[3] > 150) == tall
+                ),
+                None,
+            )
 
         wait_for("the balloon", lambda: balloon_or_menu(tall=False))
         # a right click on the icon while the balloon shows: the menu, starting with the status line, no wider than

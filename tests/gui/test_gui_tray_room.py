@@ -18,8 +18,9 @@ def free_port(address: str) -> int:
         return int(sock.getsockname()[1])
 
 
-def test_sign_in_my_phone_on_loopback_explains_and_offers_an_address(desktop: Any, qloop: Any,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sign_in_my_phone_on_loopback_explains_and_offers_an_address(
+    desktop: Any, qloop: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from desktop.gui import room as settings_room
 
     app, _ = desktop
@@ -33,9 +34,11 @@ def test_sign_in_my_phone_on_loopback_explains_and_offers_an_address(desktop: An
         panel = window.room
         panel.phone.click()
         await until(lambda: panel.about.text().startswith("A phone cannot open"))
-        assert panel.about.text() == (f"A phone cannot open {local}: that address is this computer only. Choose one "
-                                      "of this computer's addresses below and Save; the sign-in code for your phone "
-                                      "shows then.")
+        assert panel.about.text() == (
+            f"A phone cannot open {local}: that address is this computer only. Choose one "
+            "of this computer's addresses below and Save; the sign-in code for your phone "
+            "shows then."
+        )
         assert panel.qr.pixmap().isNull(), "no QR code a phone cannot open"
         assert panel.listen.view().isVisible(), "the addresses to choose from are open"
         assert [panel.listen.itemText(i) for i in range(panel.listen.count())] == ["loopback", "127.0.0.2"]
@@ -67,8 +70,9 @@ def test_with_no_other_address_it_says_so(desktop: Any, qloop: Any, monkeypatch:
     async def scenario() -> None:
         panel = (await app.open_settings(room=True)).room
         await panel.sign_in_phone()
-        assert panel.about.text().endswith("this computer has no other address now. Join a network, then choose "
-                                           "its address below.")
+        assert panel.about.text().endswith(
+            "this computer has no other address now. Join a network, then choose its address below."
+        )
         assert not panel.listen.view().isVisible() and panel.qr.pixmap().isNull()
 
     run(qloop, scenario())

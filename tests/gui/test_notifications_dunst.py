@@ -59,8 +59,13 @@ class Dunst:
 
     async def listen(self) -> None:
         self._monitor = await asyncio.create_subprocess_exec(
-            "dbus-monitor", "--session", "type='signal',interface='org.freedesktop.Notifications',"
-            "member='NotificationClosed'", env=self.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            "dbus-monitor",
+            "--session",
+            "type='signal',interface='org.freedesktop.Notifications',member='NotificationClosed'",
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
         assert self._monitor.stdout is not None
         while b"member=NameLost" not in (line := await self._monitor.stdout.readline()):  # it became a monitor
             assert line, "dbus-monitor exited"
@@ -87,8 +92,9 @@ class Dunst:
             await self._monitor.wait()
 
     async def ctl(self, *args: str) -> str:
-        process = await asyncio.create_subprocess_exec("dunstctl", *args, env=self.env, stdout=subprocess.PIPE,
-                                                       stderr=subprocess.PIPE)
+        process = await asyncio.create_subprocess_exec(
+            "dunstctl", *args, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         out, err = await process.communicate()
         assert process.returncode == 0, err
         return out.decode()
@@ -98,8 +104,10 @@ class Dunst:
 
     async def history(self) -> list[dict[str, Any]]:
         """The closed notifications, newest first: {"summary": …, "body": …, "icon_path": …, "id": …}."""
-        return [{key: value["data"] for key, value in entry.items()}
-                for entry in json.loads(await self.ctl("history"))["data"][0]]
+        return [
+            {key: value["data"] for key, value in entry.items()}
+            for entry in json.loads(await self.ctl("history"))["data"][0]
+        ]
 
     async def shot(self, name: str) -> Path:
         SHOTS.mkdir(parents=True, exist_ok=True)
@@ -128,21 +136,29 @@ class Dunst:
 
 
 @pytest.fixture
-def dunst_desktop(qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                  secret_service: dict[str, str]) -> Iterator[tuple[Any, Dunst]]:
+def dunst_desktop(
+    qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, secret_service: dict[str, str]
+) -> Iterator[tuple[Any, Dunst]]:
     """(the running TrayApp, dunst on Xvfb on the same session bus as it and a real keyring)."""
     for tool in ("Xvfb", "dunst", "dunstctl", "import"):
         assert shutil.which(tool), f"{tool} is missing: .ci/test-deps installs it"
     read, write = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1024x400x24", "-nolisten", "tcp"],
-                            pass_fds=(write,), stderr=subprocess.DEVNULL)
+    xvfb = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write), "-screen", "0", "1024x400x24", "-nolisten", "tcp"],
+        pass_fds=(write,),
+        stderr=subprocess.DEVNULL,
+    )
     os.close(write)
     with os.fdopen(read) as pipe:
         display = ":" + pipe.readline().strip()
     (tmp_path / "dunstrc").write_text(DUNSTRC)
     env = {**os.environ, **secret_service, "DISPLAY": display}
-    server = subprocess.Popen(["dunst", "-config", str(tmp_path / "dunstrc")], env=env, stdout=subprocess.DEVNULL,
-                              stderr=open(tmp_path / "dunst.log", "wb"))  # noqa: SIM115 (the child holds it)
+    server = subprocess.Popen(
+        ["dunst", "-config", str(tmp_path / "dunstrc")],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp_path / "dunst.log", "wb"),  # noqa: SIM115 - dunst writes to it until it is stopped
+    )
     dunst = Dunst(env)
     try:
         run(qloop, until_serving(dunst, server))
@@ -178,9 +194,16 @@ def slack() -> Iterator[FakeSlack]:
 
 
 async def cox(app: Any, *args: str) -> None:
-    cli = await asyncio.create_subprocess_exec(sys.executable, "-m", "desktop.cli", "--home",
-                                               str(app.daemon.home.root), *args, stdout=subprocess.PIPE,
-                                               stderr=subprocess.PIPE)
+    cli = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "desktop.cli",
+        "--home",
+        str(app.daemon.home.root),
+        *args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     _, err = await cli.communicate()
     assert cli.returncode == 0, err
 
@@ -203,8 +226,7 @@ async def answer(app: Any, way: str, request_id: str, slack: FakeSlack, requeste
         slack.click("U_OWNER", "approve", request_id, opened["ts"], channel="C9")
         return "done"
     if way == "requester's cancel":
-        assert (await app.api.post(f"/api/requests/{request_id}/cancel", json={}, headers=requester)
-                ).status_code == 200
+        assert (await app.api.post(f"/api/requests/{request_id}/cancel", json={}, headers=requester)).status_code == 200
         return "cancelled"
     assert way == "expiry"
     return "expired"
@@ -214,23 +236,32 @@ WAYS = ["cox approve", "API deny", "card Approve", "chat Approve", "requester's 
 
 
 @pytest.mark.parametrize("way", WAYS)
-def test_an_answer_from_anywhere_takes_the_notification_off_dunsts_screen(dunst_desktop: Any, qloop: Any,
-                                                                         slack: FakeSlack, way: str) -> None:
+def test_an_answer_from_anywhere_takes_the_notification_off_dunsts_screen(
+    dunst_desktop: Any, qloop: Any, slack: FakeSlack, way: str
+) -> None:
     app, dunst = dunst_desktop
 
     async def scenario() -> None:
         sarah = await person(app, "sarah")
         if way == "chat Approve":  # Slack connected, its threads in C9, the owner known there
-            connected = await app.api.post("/api/connectors", json={
-                "kind": "slack", "app_token": APP_TOKEN, "bot_token": BOT_TOKEN, "channel": "C9",
-                "base_url": slack.url})
+            connected = await app.api.post(
+                "/api/connectors",
+                json={
+                    "kind": "slack",
+                    "app_token": APP_TOKEN,
+                    "bot_token": BOT_TOKEN,
+                    "channel": "C9",
+                    "base_url": slack.url,
+                },
+            )
             assert connected.status_code == 201, connected.text
             await app.api.post("/api/connectors/slack/people", json={"chat_user": "U_OWNER", "person": "owner"})
             await until(slack.connected)
         if way == "expiry":
             await app.api.post("/api/settings", json={"key": "approval_ttl", "value": "8s"})
-        row = (await app.api.post("/api/requests", headers=sarah,
-                                  json={"agent": "shell", "prompt": "echo '<hi> & bye'"})).json()
+        row = (
+            await app.api.post("/api/requests", headers=sarah, json={"agent": "shell", "prompt": "echo '<hi> & bye'"})
+        ).json()
         title = f"{short(row['id'])} waits for your approval"
         await dunst.until_displayed(1)
         slug = way.replace(" ", "-").replace("'", "")
@@ -254,8 +285,9 @@ def test_an_answer_before_the_notification_came_leaves_nothing_on_dunst(dunst_de
     async def scenario() -> None:
         sarah = await person(app, "sarah")
         for turn in range(3):
-            row = (await app.api.post("/api/requests", headers=sarah, json={"agent": "shell", "prompt": f"echo {turn}"})
-                   ).json()
+            row = (
+                await app.api.post("/api/requests", headers=sarah, json={"agent": "shell", "prompt": f"echo {turn}"})
+            ).json()
             assert (await app.api.post(f"/api/requests/{row['id']}/approve", json={})).status_code == 200
             await wait_state(app, row["id"], "done")
         await until(lambda: not app.notices.on_the_way)
@@ -274,8 +306,12 @@ def test_failures_and_expiry_have_their_icons_and_dunst_draws_them(dunst_desktop
         await app.api.post("/api/settings", json={"key": "approval_ttl", "value": "1s"})
         sam = await person(app, "sam")
         waited = (await app.api.post("/api/requests", headers=sam, json={"agent": "shell", "prompt": "true"})).json()
-        failed = (await app.api.post("/api/requests", json={
-            "agent": "shell", "prompt": "echo building; echo 'Error: the <linker> & ld failed' >&2; exit 3"})).json()
+        failed = (
+            await app.api.post(
+                "/api/requests",
+                json={"agent": "shell", "prompt": "echo building; echo 'Error: the <linker> & ld failed' >&2; exit 3"},
+            )
+        ).json()
         await wait_state(app, failed["id"], "failed")
         await dunst.closed_by_app(f"{short(waited['id'])} waits for your approval")  # it went as it expired
         await dunst.until_displayed(2)  # the expiry and the failure

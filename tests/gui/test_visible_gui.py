@@ -15,8 +15,16 @@ TODAY = date(2026, 11, 29)
 
 
 def pending(number: int, prompt: str) -> dict[str, Any]:
-    return {"id": f"R20261129-{number:02d}", "state": "pending", "agent": "shell", "requester": "sarah",
-            "progress": None, "prompt": prompt, "started_at": None, "created_at": "2026-11-29T10:00:00+00:00"}
+    return {
+        "id": f"R20261129-{number:02d}",
+        "state": "pending",
+        "agent": "shell",
+        "requester": "sarah",
+        "progress": None,
+        "prompt": prompt,
+        "started_at": None,
+        "created_at": "2026-11-29T10:00:00+00:00",
+    }
 
 
 def test_the_tray_menu_shows_each_prompt_as_written(qapp: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
@@ -39,8 +47,16 @@ def test_the_console_list_shows_rows_and_tooltips_as_written(qapp: Any) -> None:
     from desktop.gui.work_list import WorkList
 
     work = WorkList()
-    task = {"id": "T1", "agent": "shell", "state": "running", "status": "running", "tests": None,
-            "description": BY_NAME["bidi"].text, "command": "true", "started_at": "2026-11-29T10:00:00+00:00"}
+    task = {
+        "id": "T1",
+        "agent": "shell",
+        "state": "running",
+        "status": "running",
+        "tests": None,
+        "description": BY_NAME["bidi"].text,
+        "command": "true",
+        "started_at": "2026-11-29T10:00:00+00:00",
+    }
     work.show_work([pending(n, h.text) for n, h in enumerate(CORPUS, 1)], [task])
     for item_id in [*(f"R20261129-{n:02d}" for n in range(1, len(CORPUS) + 1)), "T1"]:
         row = work.row_of(item_id)
@@ -68,8 +84,9 @@ def test_notification_card_and_console_show_a_teammates_prompt_as_written(deskto
         sarah = await person(app, "sarah")
         for count, name in enumerate(SHOWN, 1):
             hostile = BY_NAME[name]
-            row = (await app.api.post("/api/requests", json={"agent": "shell", "prompt": hostile.text},
-                                      headers=sarah)).json()
+            row = (
+                await app.api.post("/api/requests", json={"agent": "shell", "prompt": hostile.text}, headers=sarah)
+            ).json()
             await until(lambda count=count: len(server.shown) == count)
             whole_line = hostile.first if name == "many lines" else hostile.seen
             assert server.shown[-1].seen == f"sarah asks shell: {whole_line}", server.shown[-1].body
@@ -94,6 +111,7 @@ def test_session_titles_groups_and_questions_are_shown_as_written() -> None:
     shown = request_text(prompt, TODAY).plain
     assert shown == f"R-01 · shell · via agent · {erase.seen} [m⟨U+202E⟩1] · pending\necho hi"
     assert sessions_line(erase.text, [prompt]) == f"Group: {erase.seen} — 1 waiting"
-    asked = notice_for({"type": "request", "action": "ask", "id": "R20261129-01", "agent": "shell",
-                        "question": bidi.text})
+    asked = notice_for(
+        {"type": "request", "action": "ask", "id": "R20261129-01", "agent": "shell", "question": bidi.text}
+    )
     assert asked is not None and asked.message == bidi.seen

@@ -36,8 +36,17 @@ app.exec()
 
 
 def test_the_shell_draws_each_prompt_in_the_tray_menu_as_written(screen: Screen) -> None:
-    requests = [{"id": f"R20261129-{n:02d}", "state": "pending", "agent": "shell", "requester": "sarah",
-                 "progress": None, "prompt": h.text} for n, h in enumerate(CORPUS, 1)]
+    requests = [
+        {
+            "id": f"R20261129-{n:02d}",
+            "state": "pending",
+            "agent": "shell",
+            "requester": "sarah",
+            "progress": None,
+            "prompt": h.text,
+        }
+        for n, h in enumerate(CORPUS, 1)
+    ]
     with private_bus() as address:
         env = {**screen.env, "QT_QPA_PLATFORM": "xcb", "DBUS_SESSION_BUS_ADDRESS": address}
         env.pop("QT_QPA_PLATFORMTHEME", None)
@@ -45,10 +54,15 @@ def test_the_shell_draws_each_prompt_in_the_tray_menu_as_written(screen: Screen)
         async def scenario() -> list[str]:
             watcher, notifications = FakeStatusNotifierWatcher(), FakeNotifications()
             bus = await serve(address, "org.kde.StatusNotifierWatcher", "/StatusNotifierWatcher", watcher)
-            server = await serve(address, "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
-                                 notifications)
-            tray = subprocess.Popen([sys.executable, "-c", TRAY, json.dumps(requests), BY_NAME["markup"].text],
-                                    env=env, stdout=subprocess.PIPE, text=True)
+            server = await serve(
+                address, "org.freedesktop.Notifications", "/org/freedesktop/Notifications", notifications
+            )
+            tray = subprocess.Popen(
+                [sys.executable, "-c", TRAY, json.dumps(requests), BY_NAME["markup"].text],
+                env=env,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
             try:
                 assert tray.stdout is not None
                 assert (await asyncio.to_thread(tray.stdout.readline)).strip() == "shown"
@@ -66,10 +80,15 @@ def test_the_shell_draws_each_prompt_in_the_tray_menu_as_written(screen: Screen)
         labels: list[Any] = asyncio.run(scenario())
     shown = [label_shows(label) for label in labels if label not in ("Approve", "Deny", "Review…")]
     assert shown[0] == f"{len(CORPUS)} waiting"  # the status line
-    items = shown[1:len(CORPUS) + 1]
+    items = shown[1 : len(CORPUS) + 1]
     assert [item.split(": ", 1)[0] for item in items] == [f"R-{n:02d} · shell · sarah" for n in range(1, 11)]
     for item, h in zip(items, CORPUS, strict=True):  # all of its first line, or as much as the menu's width holds
         prompt = item.split(": ", 1)[1]
         assert prompt == h.first or (prompt.endswith("…") and len(prompt) > 20 and h.seen.startswith(prompt[:-1]))
-    assert shown[len(CORPUS) + 1:] == ["Open console", "Pause all agents", "Room: starting…", "Settings…",
-                                       "Quit Coxswain"]
+    assert shown[len(CORPUS) + 1 :] == [
+        "Open console",
+        "Pause all agents",
+        "Room: starting…",
+        "Settings…",
+        "Quit Coxswain",
+    ]

@@ -39,13 +39,19 @@ async def live(tmp_path: Path, agent_env: dict[str, str], monkeypatch: pytest.Mo
                     await client.post(f"/api/requests/{row['id']}/cancel", json={})
 
 
-async def call(client: httpx.AsyncClient, token: str, tool: str, arguments: dict[str, Any],
-               call_id: int | None = None) -> tuple[bool, Any]:
+async def call(
+    client: httpx.AsyncClient, token: str, tool: str, arguments: dict[str, Any], call_id: int | None = None
+) -> tuple[bool, Any]:
     """(flagged as an error, the JSON answer) of one tool call; each has its own JSON-RPC id, as a CLI's do."""
-    body = {"jsonrpc": "2.0", "id": next(CALL_IDS) if call_id is None else call_id, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}}
-    answer = await client.post("/mcp", json=body, headers={"Authorization": f"Bearer {token}",
-                                                           "Accept": "application/json, text/event-stream"})
+    body = {
+        "jsonrpc": "2.0",
+        "id": next(CALL_IDS) if call_id is None else call_id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
+    answer = await client.post(
+        "/mcp", json=body, headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    )
     assert answer.status_code == 200, answer.text
     result = answer.json()["result"]
     text = result["content"][0]["text"]
@@ -61,8 +67,13 @@ async def code(client: httpx.AsyncClient, token: str, tool: str, arguments: dict
     return str(answer["error"])
 
 
-async def running(daemon: Daemon, client: httpx.AsyncClient, command: str = "sleep 600", agent: str = "shell",
-                  headers: dict[str, str] | None = None) -> tuple[str, str]:
+async def running(
+    daemon: Daemon,
+    client: httpx.AsyncClient,
+    command: str = "sleep 600",
+    agent: str = "shell",
+    headers: dict[str, str] | None = None,
+) -> tuple[str, str]:
     """(a running request of `agent`, the session token its agent would hold)."""
     row = (await client.post("/api/requests", json={"agent": agent, "prompt": command}, headers=headers)).json()
     if row["state"] == "pending":
@@ -80,8 +91,9 @@ async def state(client: httpx.AsyncClient, request_id: str, *states: str) -> dic
     raise AssertionError(f"{request_id} never became {states}: {row['state']}")
 
 
-async def approved_start(client: httpx.AsyncClient, token: str, arguments: dict[str, Any],
-                         call_id: int | None = None) -> dict[str, Any]:
+async def approved_start(
+    client: httpx.AsyncClient, token: str, arguments: dict[str, Any], call_id: int | None = None
+) -> dict[str, Any]:
     """start_session, with the owner approving its card as it comes."""
     started = asyncio.ensure_future(call(client, token, "start_session", arguments, call_id))
     while not started.done():
@@ -101,9 +113,12 @@ async def test_every_tool_answers_bad_input_with_its_code(live: Live) -> None:
     started = await approved_start(client, token, {"prompt": "true", "title": "quick"})
     assert started["session"] == "S1" and started["runtime"] == "shell"  # it follows the calling session
     bad: list[tuple[str, dict[str, Any], str]] = [
-        ("read_session", {}, "invalid_input"), ("read_session", {"session": 5}, "invalid_input"),
-        ("read_session", {"session": "S99"}, "not_found"), ("read_session", {"session": "x" * 10_000}, "not_found"),
-        ("start_session", {}, "invalid_input"), ("start_session", {"prompt": 5}, "invalid_input"),
+        ("read_session", {}, "invalid_input"),
+        ("read_session", {"session": 5}, "invalid_input"),
+        ("read_session", {"session": "S99"}, "not_found"),
+        ("read_session", {"session": "x" * 10_000}, "not_found"),
+        ("start_session", {}, "invalid_input"),
+        ("start_session", {"prompt": 5}, "invalid_input"),
         ("start_session", {"prompt": "   "}, "invalid_input"),
         ("start_session", {"prompt": "x" * 100_001}, "invalid_input"),
         ("start_session", {"prompt": "hi", "runtime": "nope"}, "invalid_input"),
@@ -116,17 +131,21 @@ async def test_every_tool_answers_bad_input_with_its_code(live: Live) -> None:
         ("start_session", {"prompt": "hi", "runtime": "gemini"}, "runtime_unavailable"),
         ("start_session", {"prompt": "hi", "title": ["a"]}, "invalid_input"),
         ("send_prompt", {"session": "S99", "prompt": "x"}, "not_found"),
-        ("send_prompt", {"session": "S1"}, "invalid_input"), ("send_prompt", {"session": ["S1"], "prompt": "x"},
-                                                               "invalid_input"),
+        ("send_prompt", {"session": "S1"}, "invalid_input"),
+        ("send_prompt", {"session": ["S1"], "prompt": "x"}, "invalid_input"),
         ("send_prompt", {"session": "S1", "prompt": "x" * 100_001}, "invalid_input"),
         ("send_prompt", {"session": "S1", "prompt": "x", "effort": "max"}, "invalid_input"),
-        ("wait", {"session": "S99"}, "not_found"), ("wait", {"session": "S1", "seconds": "soon"}, "invalid_input"),
-        ("wait", {"session": "S1", "seconds": -1}, "invalid_input"), ("wait", {}, "invalid_input"),
+        ("wait", {"session": "S99"}, "not_found"),
+        ("wait", {"session": "S1", "seconds": "soon"}, "invalid_input"),
+        ("wait", {"session": "S1", "seconds": -1}, "invalid_input"),
+        ("wait", {}, "invalid_input"),
         ("answer_question", {"session": "S1", "answer": "yes"}, "no_active_turn"),
         ("answer_question", {"session": "S1"}, "invalid_input"),
         ("answer_question", {"session": "S42", "answer": "yes"}, "not_found"),
-        ("stop_turn", {"session": "S99"}, "not_found"), ("stop_turn", {"session": None}, "invalid_input"),
-        ("archive_session", {"session": 3}, "invalid_input"), ("archive_session", {"session": "S7"}, "not_found"),
+        ("stop_turn", {"session": "S99"}, "not_found"),
+        ("stop_turn", {"session": None}, "invalid_input"),
+        ("archive_session", {"session": 3}, "invalid_input"),
+        ("archive_session", {"session": "S7"}, "not_found"),
     ]
     await state(client, started["request"], "done")
     assert await code(client, token, "stop_turn", {"session": "S1"}) == "no_active_turn"
@@ -155,15 +174,22 @@ async def test_switched_off_every_tool_says_not_enabled_and_waits_end(live: Live
     assert (await client.post("/api/settings", json={"key": "agent_sessions", "value": "no"})).status_code == 200
     flagged, answer = await asyncio.wait_for(waiting, 5)
     assert flagged and answer["error"] == "not_enabled"
-    for tool, arguments in [("list_sessions", {}), ("read_session", {"session": "S1"}),
-                            ("start_session", {"prompt": "hi"}), ("send_prompt", {"session": "S1", "prompt": "x"}),
-                            ("wait", {"session": "S1"}), ("answer_question", {"session": "S1", "answer": "x"}),
-                            ("stop_turn", {"session": "S1"}), ("archive_session", {"session": "S1"})]:
+    for tool, arguments in [
+        ("list_sessions", {}),
+        ("read_session", {"session": "S1"}),
+        ("start_session", {"prompt": "hi"}),
+        ("send_prompt", {"session": "S1", "prompt": "x"}),
+        ("wait", {"session": "S1"}),
+        ("answer_question", {"session": "S1", "answer": "x"}),
+        ("stop_turn", {"session": "S1"}),
+        ("archive_session", {"session": "S1"}),
+    ]:
         assert await code(client, token, tool, arguments) == "not_enabled", tool
 
 
-async def test_sessions_cannot_be_switched_on_without_an_agent_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                                                   ) -> None:
+async def test_sessions_cannot_be_switched_on_without_an_agent_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no agent CLI on it
     daemon = Daemon(Home(tmp_path / "home"), port=0)
     await daemon.start()
@@ -225,8 +251,9 @@ async def test_a_session_acts_on_others_only_with_the_owners_switch_and_never_on
     forbidden = await call(client, child_token, "start_session", {"prompt": "true"})
     assert forbidden[1]["error"] == "forbidden" and "may create sessions" in forbidden[1]["message"]
     assert await code(client, child_token, "stop_turn", {"session": "S1"}) == "forbidden"
-    refused = await client.post("/api/sessions/S1", json={"may_create_sessions": True},
-                                headers={"Authorization": f"Bearer {child_token}"})
+    refused = await client.post(
+        "/api/sessions/S1", json={"may_create_sessions": True}, headers={"Authorization": f"Bearer {child_token}"}
+    )
     assert refused.status_code in (401, 403)  # an agent cannot switch it on for itself
     assert (await client.post("/api/sessions/S1", json={"may_create_sessions": True})).json()["may_create_sessions"]
 
@@ -245,8 +272,9 @@ async def test_a_session_acts_on_others_only_with_the_owners_switch_and_never_on
 async def test_ask_mode_asks_the_owner_before_every_change(live: Live) -> None:
     daemon, _, client = live
     agent = (await client.get("/api/agents")).json()[0]
-    answer = await client.post("/api/agents/shell/change", json={"runtime": "shell", "folder": agent["folder"],
-                                                                 "sessions": "ask"})
+    answer = await client.post(
+        "/api/agents/shell/change", json={"runtime": "shell", "folder": agent["folder"], "sessions": "ask"}
+    )
     assert answer.status_code == 200, answer.text
     sarah = (await client.post("/api/people", json={"name": "sarah"})).json()["token"]
     as_sarah = {"Authorization": f"Bearer {sarah}"}
@@ -266,7 +294,9 @@ async def test_ask_mode_asks_the_owner_before_every_change(live: Live) -> None:
             break
         await asyncio.sleep(0.02)
     assert question["question"].startswith("shell wants to stop the turn of S1") and question["options"] == [
-        "Allow", "Deny"]
+        "Allow",
+        "Deny",
+    ]
     refused = await client.post(f"/api/requests/{parent}/answer", json={"text": "Allow"}, headers=as_sarah)
     assert refused.status_code == 403 and "only the owner" in refused.json()["error"]
     await client.post(f"/api/requests/{parent}/answer", json={"text": "Deny"})
@@ -348,8 +378,9 @@ async def test_at_most_four_sessions_run_at_once_whoever_sends_the_prompts(live:
         done = await approved_start(client, token, {"prompt": "true", "title": f"worker {n + 1}"})
         await state(client, done["request"], "done")
         clock.advance(13)  # within the 10 changes a minute
-    sent = [(await client.post("/api/requests", json={"agent": f"S{n}", "prompt": "sleep 600"})).json()
-            for n in range(1, 6)]  # the owner's own prompts to five idle sessions
+    sent = [
+        (await client.post("/api/requests", json={"agent": f"S{n}", "prompt": "sleep 600"})).json() for n in range(1, 6)
+    ]  # the owner's own prompts to five idle sessions
     for row in sent[:4]:
         await state(client, row["id"], "running")
     await asyncio.sleep(0.5)

@@ -14,8 +14,9 @@ from tests.integration.test_runtime_claude import wait_for
 
 
 @pytest.fixture(params=["claude", "codex"])
-def lead(request: pytest.FixtureRequest, make_daemon: type[DaemonProcess], tmp_path: Path,
-         agent_env: dict[str, str]) -> DaemonProcess:
+def lead(
+    request: pytest.FixtureRequest, make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str]
+) -> DaemonProcess:
     """A daemon with agent sessions on and an agent `lead` (Claude Code or Codex) in tmp_path/project."""
     daemon = with_cli_agent(make_daemon, tmp_path, agent_env, "lead", request.param)
     switch(daemon, "yes")
@@ -52,11 +53,15 @@ def pending_child(daemon: DaemonProcess) -> dict[str, Any]:
 
 
 def test_a_started_session_runs_after_approval_and_the_parent_waits_for_its_answer(
-        lead: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path) -> None:
+    lead: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path
+) -> None:
     assert lead.cox("session", "group", "Release 2.4", check=True).stdout.strip() == "groups: Release 2.4"
     child_script = "TOOL echo checked > child-was-here.txt; echo checked\nSAY the child checked the package"
-    row = lead.request(mcp("start_session", prompt=child_script, title="Check the package", group="Release 2.4")
-                       + mcp("wait", session="S1", seconds=120), agent="lead")
+    row = lead.request(
+        mcp("start_session", prompt=child_script, title="Check the package", group="Release 2.4")
+        + mcp("wait", session="S1", seconds=120),
+        agent="lead",
+    )
 
     card = pending_child(lead)
     assert card["agent"] == "S1" and card["parent_id"] == row["id"]
@@ -77,7 +82,8 @@ def test_a_started_session_runs_after_approval_and_the_parent_waits_for_its_answ
     assert activity[0].startswith("start_session → S1") and activity[1].startswith("wait S1: done")
     listed = lead.get("/api/sessions").json()
     assert [(s["session"], s["title"], s["state"], s["started_by"]) for s in listed] == [
-        ("S1", "Check the package", "done", row["id"])]
+        ("S1", "Check the package", "done", row["id"])
+    ]
     assert [a["name"] for a in lead.get("/api/agents").json()] == ["lead", "shell"]  # not the owner's agents
     shown = lead.cox("session", "list", check=True).stdout
     assert f"S1 done: Check the package ({card['session']['runtime']} in {tmp_path / 'project'}; via agent · " in shown
@@ -109,10 +115,10 @@ def test_a_fifth_session_at_work_is_refused_as_busy(lead: DaemonProcess, fake_mo
 
 
 def test_a_started_session_may_start_one_only_after_the_owners_switch(
-        lead: DaemonProcess, fake_model: FakeModelServer) -> None:
+    lead: DaemonProcess, fake_model: FakeModelServer
+) -> None:
     grandchild = mcp("start_session", prompt="SAY the grandchild ran", title="Grandchild") + mcp("wait", session="S2")
-    row = lead.request(mcp("start_session", prompt=grandchild, title="Child") + mcp("wait", session="S1"),
-                       agent="lead")
+    row = lead.request(mcp("start_session", prompt=grandchild, title="Child") + mcp("wait", session="S1"), agent="lead")
     lead.post(f"/api/requests/{pending_child(lead)['id']}/approve", {})
     lead.wait_state(row["id"], "done", timeout=90)
     told = everything_told(fake_model)
@@ -132,10 +138,10 @@ def test_a_started_session_may_start_one_only_after_the_owners_switch(
 
 
 def test_a_childs_question_is_relayed_to_the_parent_for_the_owner(
-        lead: DaemonProcess, fake_model: FakeModelServer) -> None:
+    lead: DaemonProcess, fake_model: FakeModelServer
+) -> None:
     child = "ASK Which registry shall I publish to?\nSAY published"
-    row = lead.request(mcp("start_session", prompt=child, title="Publish") + mcp("wait", session="S1"),
-                       agent="lead")
+    row = lead.request(mcp("start_session", prompt=child, title="Publish") + mcp("wait", session="S1"), agent="lead")
     card = pending_child(lead)
     lead.post(f"/api/requests/{card['id']}/approve", {})
     parent = lead.wait_state(row["id"], "done", timeout=90)
@@ -155,15 +161,19 @@ def test_switching_sessions_off_closes_them_at_once(lead: DaemonProcess, fake_mo
     lead.wait_state(row["id"], "done", timeout=90)
     assert lead.show(card["id"])["state"] == "cancelled"
     assert "agent sessions were switched off" in lead.show(card["id"])["result"]
-    assert json.dumps(fake_model.requests()[-1]["body"]).count('not_enabled') >= 2  # the start, then the list
+    assert json.dumps(fake_model.requests()[-1]["body"]).count("not_enabled") >= 2  # the start, then the list
 
 
-def test_the_approval_is_remembered_across_a_daemon_restart(lead: DaemonProcess, make_daemon: type[DaemonProcess],
-                                                           agent_env: dict[str, str]) -> None:
-    script = (mcp("start_session", runtime="shell", prompt="echo first", title="first") + mcp("wait", session="S1")
-              + "TOOL sleep 8\n"
-              + mcp("start_session", runtime="shell", prompt="echo second", title="second")
-              + mcp("wait", session="S2"))
+def test_the_approval_is_remembered_across_a_daemon_restart(
+    lead: DaemonProcess, make_daemon: type[DaemonProcess], agent_env: dict[str, str]
+) -> None:
+    script = (
+        mcp("start_session", runtime="shell", prompt="echo first", title="first")
+        + mcp("wait", session="S1")
+        + "TOOL sleep 8\n"
+        + mcp("start_session", runtime="shell", prompt="echo second", title="second")
+        + mcp("wait", session="S2")
+    )
     row = lead.request(script, agent="lead")
     lead.post(f"/api/requests/{pending_child(lead)['id']}/approve", {})
     wait_for(lambda: any(r["agent"] == "S1" and r["state"] == "done" for r in children(lead)), timeout=60)
@@ -176,9 +186,13 @@ def test_the_approval_is_remembered_across_a_daemon_restart(lead: DaemonProcess,
 
 
 def test_the_next_prompt_continues_the_same_conversation(lead: DaemonProcess, fake_model: FakeModelServer) -> None:
-    script = (mcp("start_session", prompt="SAY the first answer", title="Two turns") + mcp("wait", session="S1")
-              + mcp("send_prompt", session="S1", prompt="TOOL echo second turn\nSAY the second answer")
-              + mcp("wait", session="S1") + mcp("read_session", session="S1"))
+    script = (
+        mcp("start_session", prompt="SAY the first answer", title="Two turns")
+        + mcp("wait", session="S1")
+        + mcp("send_prompt", session="S1", prompt="TOOL echo second turn\nSAY the second answer")
+        + mcp("wait", session="S1")
+        + mcp("read_session", session="S1")
+    )
     row = lead.request(script, agent="lead")
     lead.post(f"/api/requests/{pending_child(lead)['id']}/approve", {})  # the send_prompt needs no second card
     parent = lead.wait_state(row["id"], "done", timeout=120)
@@ -190,4 +204,9 @@ def test_the_next_prompt_continues_the_same_conversation(lead: DaemonProcess, fa
     told = results(fake_model)
     assert '"prompts": [' in told and "the second answer" in told
     assert [t["text"].split(":")[0] for t in parent["timeline"] if t["kind"] == "activity"] == [
-        "start_session → S1", "wait S1", "send_prompt S1", "wait S1", "read_session S1"]
+        "start_session → S1",
+        "wait S1",
+        "send_prompt S1",
+        "wait S1",
+        "read_session S1",
+    ]

@@ -48,9 +48,15 @@ async def live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator
         monkeypatch.setattr(daemon.secrets, "_backend", counting)
         monkeypatch.setattr(daemon.secrets, "problem", lambda: None)  # taken for a secure one
         (tmp_path / "project").mkdir()
-        added = await client.post("/api/agents", json={"name": "claude", "runtime": "claude",
-                                                       "folder": str(tmp_path / "project"),
-                                                       "env": {"PATH": f"{cli.parent}{os.pathsep}/usr/bin:/bin"}})
+        added = await client.post(
+            "/api/agents",
+            json={
+                "name": "claude",
+                "runtime": "claude",
+                "folder": str(tmp_path / "project"),
+                "env": {"PATH": f"{cli.parent}{os.pathsep}/usr/bin:/bin"},
+            },
+        )
         assert added.status_code == 201, added.text
         yield (daemon, clock, client), counting
 
@@ -62,7 +68,8 @@ async def statuses(client: httpx.AsyncClient) -> dict[str, str]:
 
 
 async def test_the_keyring_is_read_once_for_many_lists_and_again_when_a_key_is_stored(
-        live: tuple[Live, CountingKeyring]) -> None:
+    live: tuple[Live, CountingKeyring],
+) -> None:
     (_, _, client), counting = live
     counting.reads = 0
     for _ in range(10):
@@ -87,8 +94,9 @@ async def test_a_key_stored_outside_coxswain_is_seen_within_a_minute(live: tuple
 async def test_an_agent_changed_is_judged_afresh(live: tuple[Live, CountingKeyring], tmp_path: Path) -> None:
     (_, _, client), _ = live
     assert (await statuses(client))["claude"] == "claude: no API key"
-    changed = await client.post("/api/agents/claude/change", json={"runtime": "claude",
-                                                                   "folder": str(tmp_path / "project"),
-                                                                   "env": {"PATH": "/nonexistent"}})
+    changed = await client.post(
+        "/api/agents/claude/change",
+        json={"runtime": "claude", "folder": str(tmp_path / "project"), "env": {"PATH": "/nonexistent"}},
+    )
     assert changed.status_code == 200 and changed.json()["status"] == "claude: not installed", changed.text
     assert (await statuses(client))["claude"] == "claude: not installed"

@@ -21,11 +21,41 @@ from tests.daemon_process import DaemonProcess
 EXAMPLES = 2000  # about a minute on two busy cores
 LONG = "9" * 5000  # more digits than int() takes from text
 # what generated text rarely holds: values that broke the daemon once, names that exist, numbers past every limit
-SPICE = ["²", "٣٠", LONG, f"R-{LONG}", f"R20260101-{LONG}", f"see R-{LONG} and R-01", "::ffff:0.0.0.0", "0", "-1",
-         str(10**30), "\x00", "\u202e", "R-01", "R-1", "T1", "S1", "shell", "loopback", "127.0.0.1", "1e400", "NaN", ""]
-NUMBERS = [10**30, -10**30, 2**63, -1, 0, LONG]
-SETTINGS = ["approval_ttl", "room_port", "room_address", "room_certificate", "task_timeout", "quiet_after",
-            "session_wait_max", "notify_failed"]  # agents_paused is not among them: the agents stay paused
+SPICE = [
+    "²",
+    "٣٠",
+    LONG,
+    f"R-{LONG}",
+    f"R20260101-{LONG}",
+    f"see R-{LONG} and R-01",
+    "::ffff:0.0.0.0",
+    "0",
+    "-1",
+    str(10**30),
+    "\x00",
+    "\u202e",
+    "R-01",
+    "R-1",
+    "T1",
+    "S1",
+    "shell",
+    "loopback",
+    "127.0.0.1",
+    "1e400",
+    "NaN",
+    "",
+]
+NUMBERS = [10**30, -(10**30), 2**63, -1, 0, LONG]
+SETTINGS = [
+    "approval_ttl",
+    "room_port",
+    "room_address",
+    "room_certificate",
+    "task_timeout",
+    "quiet_after",
+    "session_wait_max",
+    "notify_failed",
+]  # agents_paused is not among them: the agents stay paused
 NOT_FUZZED = [
     "/api/events",  # an event stream: it answers, then never ends
     "/api/agents/resume",  # the agents stay paused: no prompt the fuzzer writes runs as the shell agent's command
@@ -35,8 +65,12 @@ NOT_FUZZED = [
 @pytest.fixture
 def fuzzed(tmp_path: Path) -> Iterator[DaemonProcess]:
     # no keyring of this machine's is touched, whatever names the fuzzer gives secrets
-    daemon = DaemonProcess(tmp_path / "home").start(env={"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-                                                         "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"})
+    daemon = DaemonProcess(tmp_path / "home").start(
+        env={
+            "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+            "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent",
+        }
+    )
     try:
         assert daemon.post("/api/agents/pause").status_code == 200
         yield daemon
@@ -64,8 +98,14 @@ def test_no_input_gets_a_server_error_or_changes_anything_when_refused(fuzzed: D
     owner = {"Authorization": f"Bearer {fuzzed.token}"}
     seen: dict[int, int] = {}
 
-    @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None, print_blob=True,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        print_blob=True,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(case=cases, data=st.data())
     def call(case: Any, data: st.DataObject) -> None:
         spice(case, data)
@@ -88,6 +128,7 @@ def test_no_input_gets_a_server_error_or_changes_anything_when_refused(fuzzed: D
 
 def spice(case: Any, data: st.DataObject) -> None:
     """Now and then, put a known name or a value of SPICE where the generated one was."""
+
     def maybe(value: Any, choices: list[Any]) -> Any:
         return data.draw(st.one_of(st.just(value), st.sampled_from(choices)))
 

@@ -36,8 +36,9 @@ def test_host_and_origin_checks(daemon: DaemonProcess) -> None:
     same = daemon.get("/api/health", headers={"Origin": f"http://127.0.0.1:{port}"})
     assert same.status_code == 200
     assert not [h for h in same.headers if h.lower().startswith("access-control-")]
-    preflight = daemon.http.options("/api/requests", headers={"Origin": "http://evil.example",
-                                                              "Access-Control-Request-Method": "POST"})
+    preflight = daemon.http.options(
+        "/api/requests", headers={"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"}
+    )
     assert preflight.status_code == 403 and "access-control-allow-origin" not in preflight.headers
     assert daemon.get("/api/requests").status_code == 200 and daemon.get("/api/requests").json() == []
 
@@ -91,8 +92,16 @@ def test_tokens_are_stored_as_hashes_and_never_logged(daemon: DaemonProcess) -> 
 
 def test_teammates_see_agents_without_their_environment_and_arguments(daemon: DaemonProcess, tmp_path: Path) -> None:
     (tmp_path / "api").mkdir()
-    added = daemon.post("/api/agents", {"name": "api", "runtime": "shell", "folder": str(tmp_path / "api"),
-                                        "env": {"DEPLOY_TARGET": "staging-7"}, "args": ["--internal-flag"]})
+    added = daemon.post(
+        "/api/agents",
+        {
+            "name": "api",
+            "runtime": "shell",
+            "folder": str(tmp_path / "api"),
+            "env": {"DEPLOY_TARGET": "staging-7"},
+            "args": ["--internal-flag"],
+        },
+    )
     assert added.status_code == 201, added.text
     sarah = daemon.add_person("sarah")
     mine = {a["name"]: a for a in daemon.get("/api/agents").json()}

@@ -42,15 +42,28 @@ def test_the_owner_starts_reads_and_stops_tasks(daemon: DaemonProcess) -> None:
     listening = threading.Thread(target=collect_events, args=(daemon, events, 6), daemon=True)
     listening.start()
     time.sleep(0.3)
-    done = daemon.cox("task", "start", "--agent", "shell", "--description", "unit tests",
-                      "echo collecting; echo '4 passed, 1 failed, 2 skipped in 0.2s'; exit 1", check=True)
+    done = daemon.cox(
+        "task",
+        "start",
+        "--agent",
+        "shell",
+        "--description",
+        "unit tests",
+        "echo collecting; echo '4 passed, 1 failed, 2 skipped in 0.2s'; exit 1",
+        check=True,
+    )
     first = done.stdout.strip()
     server = start(daemon, "echo serving on :3000; sleep 60", kind="monitor", description="dev server")
     fine = start(daemon, "echo fine")
     assert ended(daemon, first)["status"] == "failed (exit 1)"
     assert ended(daemon, fine["id"])["status"] == "completed"
-    assert task(daemon, first)["tests"] == {"runner": "pytest", "passed": 4, "failed": 1, "skipped": 2,
-                                           "first_failure": None}
+    assert task(daemon, first)["tests"] == {
+        "runner": "pytest",
+        "passed": 4,
+        "failed": 1,
+        "skipped": 2,
+        "first_failure": None,
+    }
     wait_for(lambda: daemon.get(f"/api/tasks/{server['id']}/output").json()["lines"] == ["serving on :3000"])
     listed = daemon.cox("task", "list", check=True).stdout
     assert "running" in listed and "dev server" in listed and "4✓ 1✗ 2○" in listed
@@ -62,14 +75,21 @@ def test_the_owner_starts_reads_and_stops_tasks(daemon: DaemonProcess) -> None:
     assert [a["state"] for a in daemon.get("/api/agents").json()] == ["idle"]
     listening.join(10)
     seen = {(e["type"], e["id"]) for e in events}
-    assert seen == {("task_started", first), ("task_started", server["id"]), ("task_started", fine["id"]),
-                    ("task_failed", first), ("task_finished", fine["id"]), ("task_failed", server["id"])}
+    assert seen == {
+        ("task_started", first),
+        ("task_started", server["id"]),
+        ("task_started", fine["id"]),
+        ("task_failed", first),
+        ("task_finished", fine["id"]),
+        ("task_failed", server["id"]),
+    }
     assert next(e for e in events if e["id"] == server["id"] and e["type"] == "task_failed")["outcome"] == "stopped"
 
 
 def collect_events(daemon: DaemonProcess, events: list[dict[str, Any]], count: int) -> None:
-    with httpx.stream("GET", f"{daemon.url}/api/events", headers={"Authorization": f"Bearer {daemon.token}"},
-                      timeout=30) as response:
+    with httpx.stream(
+        "GET", f"{daemon.url}/api/events", headers={"Authorization": f"Bearer {daemon.token}"}, timeout=30
+    ) as response:
         for line in response.iter_lines():
             if line.startswith("data:"):
                 event = json.loads(line[5:])
@@ -115,8 +135,9 @@ def test_tasks_outlive_a_daemon_restart(make_daemon: type[DaemonProcess], tmp_pa
     assert ended(daemon, alive["id"])["status"] == "stopped"
 
 
-def test_a_restart_keeps_a_quiet_tasks_last_output_and_quiet_time(make_daemon: type[DaemonProcess],
-                                                                  tmp_path: Path) -> None:
+def test_a_restart_keeps_a_quiet_tasks_last_output_and_quiet_time(
+    make_daemon: type[DaemonProcess], tmp_path: Path
+) -> None:
     """Read again from the start after a restart, old output is not new: "no output for 7 min" comes back."""
     daemon = make_daemon(tmp_path / "home").start()
     row = start(daemon, "echo ready; sleep 600")
@@ -161,17 +182,21 @@ def test_output_pages_back_and_stops_at_five_megabytes(daemon: DaemonProcess) ->
 
 
 @pytest.fixture(params=["claude", "codex"])
-def agent_daemon(request: pytest.FixtureRequest, make_daemon: type[DaemonProcess], tmp_path: Path,
-                 agent_env: dict[str, str]) -> DaemonProcess:
+def agent_daemon(
+    request: pytest.FixtureRequest, make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str]
+) -> DaemonProcess:
     return with_cli_agent(make_daemon, tmp_path, agent_env, "agent", request.param)
 
 
-def test_an_agent_starts_reads_and_stops_a_task_through_mcp(agent_daemon: DaemonProcess,
-                                                             fake_model: FakeModelServer) -> None:
-    script = ('MCP start_task {"command": "echo dev server up; sleep 60", "description": "dev server"}\n'
-              'TOOL sleep 1\n'
-              'MCP read_task_output {"task_id": "T1"}\n'
-              'MCP list_tasks {}\n')
+def test_an_agent_starts_reads_and_stops_a_task_through_mcp(
+    agent_daemon: DaemonProcess, fake_model: FakeModelServer
+) -> None:
+    script = (
+        'MCP start_task {"command": "echo dev server up; sleep 60", "description": "dev server"}\n'
+        "TOOL sleep 1\n"
+        'MCP read_task_output {"task_id": "T1"}\n'
+        "MCP list_tasks {}\n"
+    )
     row = agent_daemon.request(script, agent="agent")
     agent_daemon.wait_state(row["id"], "done", timeout=60)
     assert task(agent_daemon, "T1")["request_id"] == row["id"]
@@ -179,16 +204,14 @@ def test_an_agent_starts_reads_and_stops_a_task_through_mcp(agent_daemon: Daemon
     results = json.dumps(fake_model.requests()[-1]["body"], ensure_ascii=False)
     assert "agent agent: running_turn" in results  # list_tasks, asked during the turn
     assert "dev server up" in results and "T1 · running" in results and '\\"description\\": \\"dev server\\"' in results
-    assert [a["state"] for a in agent_daemon.get("/api/agents").json() if a["name"] == "agent"] == [
-        "background_only"]
+    assert [a["state"] for a in agent_daemon.get("/api/agents").json() if a["name"] == "agent"] == ["background_only"]
     stop = agent_daemon.request('MCP stop_task {"task_id": "T1"}', agent="agent")
     agent_daemon.wait_state(stop["id"], "done", timeout=60)
     assert ended(agent_daemon, "T1")["status"] == "stopped"
     assert [a["state"] for a in agent_daemon.get("/api/agents").json() if a["name"] == "agent"] == ["idle"]
 
 
-def test_an_agent_sees_and_stops_only_its_own_tasks(agent_daemon: DaemonProcess,
-                                                      fake_model: FakeModelServer) -> None:
+def test_an_agent_sees_and_stops_only_its_own_tasks(agent_daemon: DaemonProcess, fake_model: FakeModelServer) -> None:
     shell_task = start(agent_daemon, "sleep 60")
     row = agent_daemon.request(f'MCP stop_task {{"task_id": "{shell_task["id"]}"}}', agent="agent")
     agent_daemon.wait_state(row["id"], "done", timeout=60)
@@ -214,11 +237,13 @@ def test_hostile_output_leaves_the_daemon_small_and_answering(daemon: DaemonProc
     """100 MB without a newline, a million identical lines, invalid UTF-8, an unterminated OSC, a \\r storm."""
     process = psutil.Process(daemon.proc.pid if daemon.proc else 0)
     before = process.memory_info().rss
-    commands = ["head -c 100000000 /dev/zero | tr '\\0' 'x'",
-                "yes 'the same line' | head -n 1000000",
-                "head -c 20000000 /dev/urandom",
-                "printf 'start \\033]0;never ends'; head -c 5000000 /dev/zero | tr '\\0' 'y'",
-                "i=0; while [ $i -lt 200000 ]; do printf '\\rprogress %d' $i; i=$((i+1)); done"]
+    commands = [
+        "head -c 100000000 /dev/zero | tr '\\0' 'x'",
+        "yes 'the same line' | head -n 1000000",
+        "head -c 20000000 /dev/urandom",
+        "printf 'start \\033]0;never ends'; head -c 5000000 /dev/zero | tr '\\0' 'y'",
+        "i=0; while [ $i -lt 200000 ]; do printf '\\rprogress %d' $i; i=$((i+1)); done",
+    ]
     rows = [start(daemon, command) for command in commands]
     slowest, peak = 0.0, before
     while any(task(daemon, row["id"])["state"] != "ended" for row in rows):
@@ -227,8 +252,10 @@ def test_hostile_output_leaves_the_daemon_small_and_answering(daemon: DaemonProc
         slowest = max(slowest, time.monotonic() - asked)
         peak = max(peak, process.memory_info().rss)
         time.sleep(0.1)
-    print(f"daemon RSS {before / 1e6:.0f} MB before, {peak / 1e6:.0f} MB at most; slowest health answer "
-          f"{slowest * 1000:.0f} ms")
+    print(
+        f"daemon RSS {before / 1e6:.0f} MB before, {peak / 1e6:.0f} MB at most; slowest health answer "
+        f"{slowest * 1000:.0f} ms"
+    )
     assert peak - before < 150e6, f"the daemon grew by {(peak - before) / 1e6:.0f} MB"
     assert [task(daemon, row["id"])["status"] for row in rows] == ["completed"] * 5
     same = daemon.get(f"/api/tasks/{rows[1]['id']}/output").json()
@@ -238,7 +265,8 @@ def test_hostile_output_leaves_the_daemon_small_and_answering(daemon: DaemonProc
     assert [[*page["lines"], page["pending"]] for page in (shown[0], shown[3], shown[4])] == [
         ["x" * 4000 + "…"],  # the 100 MB line (no newline: still the unfinished one), cut
         ["start "],  # an unterminated OSC swallows the rest of its line, as on a terminal
-        ["progress 199999"]]
+        ["progress 199999"],
+    ]
 
 
 def test_a_pipe_into_tail_is_marked_while_it_runs(daemon: DaemonProcess) -> None:
@@ -264,11 +292,13 @@ def test_what_an_agent_prints_is_redacted_wherever_it_is_shown(daemon: DaemonPro
 
 
 def test_bad_tool_input_gets_a_sentence_not_a_crash(claude_daemon: DaemonProcess, fake_model: FakeModelServer) -> None:
-    script = ('MCP read_task_output {"task_id": "T99"}\n'
-              'MCP start_task {"command": "   "}\n'
-              'MCP start_task {"command": 5, "monitor": "sometimes"}\n'
-              'MCP ask_question {"question": ""}\n'
-              'MCP stop_task {}\n')
+    script = (
+        'MCP read_task_output {"task_id": "T99"}\n'
+        'MCP start_task {"command": "   "}\n'
+        'MCP start_task {"command": 5, "monitor": "sometimes"}\n'
+        'MCP ask_question {"question": ""}\n'
+        "MCP stop_task {}\n"
+    )
     row = claude_daemon.request(script, agent="claude")
     claude_daemon.wait_state(row["id"], "done", timeout=60)
     sent = json.dumps(fake_model.requests()[-1]["body"])

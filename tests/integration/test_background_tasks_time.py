@@ -44,10 +44,15 @@ async def start(client: httpx.AsyncClient, command: str, token: str | None = Non
         assert answer.status_code == 201, answer.text
         started: dict[str, Any] = answer.json()
         return started
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "start_task", "arguments": {"command": command}}}
-    answer = await client.post("/mcp", json=call, headers={"Authorization": f"Bearer {token}",
-                                                           "Accept": "application/json, text/event-stream"})
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "start_task", "arguments": {"command": command}},
+    }
+    answer = await client.post(
+        "/mcp", json=call, headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    )
     assert answer.status_code == 200, answer.text
     started = json.loads(answer.json()["result"]["content"][0]["text"])
     return started

@@ -42,14 +42,26 @@ def test_bad_ids_settings_and_agents(daemon: DaemonProcess) -> None:
         (daemon.post("/api/agents", {"name": "x", "runtime": "cobol", "folder": "/tmp"}), 400, "is not a runtime"),
         (daemon.post("/api/agents", {"name": "../x", "runtime": "shell", "folder": "/tmp"}), 400, "not a valid"),
         (daemon.post("/api/agents", {"name": "shell", "runtime": "shell", "folder": "/tmp"}), 409, "already"),
-        (daemon.post("/api/agents", {"name": "x", "runtime": "shell", "folder": "/tmp\0/x"}), 422,
-         "the folder holds a NUL byte"),
-        (daemon.post("/api/agents", {"name": "x", "runtime": "shell", "folder": "/tmp", "env": {"A": "b\0c"}}), 422,
-         "the variable holds a NUL byte"),
-        (daemon.post("/api/agents", {"name": "x", "runtime": "shell", "folder": "/tmp", "env": {"A\0": "b"}}), 422,
-         "the variable name holds a NUL byte"),
-        (daemon.post("/api/agents", {"name": "x", "runtime": "shell", "folder": "/tmp", "args": ["-v\0"]}), 422,
-         "the argument holds a NUL byte"),
+        (
+            daemon.post("/api/agents", {"name": "x", "runtime": "shell", "folder": "/tmp\0/x"}),
+            422,
+            "the folder holds a NUL byte",
+        ),
+        (
+            daemon.post("/api/agents", {"name": "x", "runtime": "shell", "folder": "/tmp", "env": {"A": "b\0c"}}),
+            422,
+            "the variable holds a NUL byte",
+        ),
+        (
+            daemon.post("/api/agents", {"name": "x", "runtime": "shell", "folder": "/tmp", "env": {"A\0": "b"}}),
+            422,
+            "the variable name holds a NUL byte",
+        ),
+        (
+            daemon.post("/api/agents", {"name": "x", "runtime": "shell", "folder": "/tmp", "args": ["-v\0"]}),
+            422,
+            "the argument holds a NUL byte",
+        ),
         (daemon.post("/api/people", {"name": "a b"}), 400, "not a valid person name"),
         (daemon.post("/api/people", {"name": "bob", "kind": "robot"}), 422, "kind"),
         (daemon.post("/api/people/nobody/revoke"), 404, "no person or machine"),
@@ -68,8 +80,10 @@ def test_illegal_transitions_are_conflicts_naming_request_state_and_action(daemo
     answer = daemon.post(f"/api/requests/{row['id']}/approve")
     assert answer.status_code == 409
     assert answer.json()["error"] == f"{row['id']} is done; it cannot be approved"
-    assert daemon.post(f"/api/requests/{row['id']}/cancel").json()["error"] == \
-        f"{row['id']} is done; it cannot be cancelled"
+    assert (
+        daemon.post(f"/api/requests/{row['id']}/cancel").json()["error"]
+        == f"{row['id']} is done; it cannot be cancelled"
+    )
 
 
 LONG = "9" * 5000  # more digits than int() takes from text (4,300): an unguarded int() raises, a 500
@@ -100,14 +114,29 @@ def test_numbers_too_long_or_not_ascii_are_refused_not_500(daemon: DaemonProcess
     assert "Traceback" not in (daemon.home / "logs" / "daemon.log").read_text()
 
 
-WILDCARDS = ["0", "0.0.0.0", "::", "[::]", "0:0::0", "::0.0.0.0", "::ffff:0:0", "::ffff:0.0.0.0", " :: ", "::%lo",
-             "0000:0000:0000:0000:0000:0000:0000:0000", "224.0.0.1", "255.255.255.255", "127.1", "0x7f000001",
-             "192.0.2.7", "2001:db8::1"]
+WILDCARDS = [
+    "0",
+    "0.0.0.0",
+    "::",
+    "[::]",
+    "0:0::0",
+    "::0.0.0.0",
+    "::ffff:0:0",
+    "::ffff:0.0.0.0",
+    " :: ",
+    "::%lo",
+    "0000:0000:0000:0000:0000:0000:0000:0000",
+    "224.0.0.1",
+    "255.255.255.255",
+    "127.1",
+    "0x7f000001",
+    "192.0.2.7",
+    "2001:db8::1",
+]
 
 
 @pytest.mark.parametrize("address", WILDCARDS)
-def test_room_address_refuses_wildcards_and_addresses_not_of_this_computer(daemon: DaemonProcess,
-                                                                           address: str) -> None:
+def test_room_address_refuses_wildcards_and_addresses_not_of_this_computer(daemon: DaemonProcess, address: str) -> None:
     answer = daemon.post("/api/settings", {"key": "room_address", "value": address})
     assert answer.status_code == 400, answer.text
     assert daemon.get("/api/settings").json()["room_address"] == "loopback"
@@ -117,5 +146,7 @@ def test_room_address_refuses_wildcards_and_addresses_not_of_this_computer(daemo
 def test_sgr_codes_too_long_for_int_are_no_colour() -> None:
     from desktop.console import sgr
 
-    assert sgr.styled(f"\x1b[{LONG}mred\x1b[1;31mbold") == [{"text": "red"},
-                                                             {"text": "bold", "fg": "#cd3131", "bold": True}]
+    assert sgr.styled(f"\x1b[{LONG}mred\x1b[1;31mbold") == [
+        {"text": "red"},
+        {"text": "bold", "fg": "#cd3131", "bold": True},
+    ]

@@ -90,13 +90,15 @@ async def test_a_continuation_replies_in_its_origins_thread_along_a_chain(tmp_pa
             f"{first.id}: Done.\ntest_login failed: the token &lt;b&gt;expired&lt;/b&gt;; fixed in auth.py\n"
             f"The whole console: `cox logs {first.id}` or the room.",
             f"Background continuation of {first.id}: T2 (unit tests) failed (exit 2) after 1 min 04 s.\n"
-            f"{second.id} · api reviews it for sarah."]
+            f"{second.id} · api reviews it for sarah.",
+        ]
     finally:
         await chat.close()
 
 
 async def test_a_continuation_made_while_the_chat_is_away_still_lands_in_its_origins_thread(
-        tmp_path: Path, slack: FakeSlack) -> None:
+    tmp_path: Path, slack: FakeSlack
+) -> None:
     store, ledger = make_ledger(tmp_path, MovableClock())
     chat = await chat_on(store, ledger, lambda c: SlackConnector(c, APP_TOKEN, BOT_TOKEN, slack.url), "slack")
     try:
@@ -145,7 +147,8 @@ async def test_feishu_replies_in_the_origins_thread(tmp_path: Path) -> None:
         assert root["chat"] == "C9" and text_of(root["content"]).startswith(f"{origin.id} · api · run the unit")
         assert feishu.thread(root["id"])[-1] == (
             f"Background continuation of {origin.id}: T1 (unit tests) failed (exit 2) after 1 min 04 s.\n"
-            f"{first.id} · api reviews it for owner.")
+            f"{first.id} · api reviews it for owner."
+        )
     finally:
         await chat.close()
         await asyncio.to_thread(feishu.stop)

@@ -22,17 +22,41 @@ def feishu() -> Iterator[FakeFeishu]:
 
 
 @pytest.fixture
-def chat_daemon(make_daemon: type[DaemonProcess], tmp_path: Path, secret_service: dict[str, str],
-                feishu: FakeFeishu) -> DaemonProcess:
+def chat_daemon(
+    make_daemon: type[DaemonProcess], tmp_path: Path, secret_service: dict[str, str], feishu: FakeFeishu
+) -> DaemonProcess:
     daemon = make_daemon(tmp_path / "home").start(env=secret_service)
     daemon.add_person("sarah")
-    wrong = subprocess.run([*COX, "--home", str(daemon.home), "connector", "add", "feishu", "--app-id", APP_ID,
-                            "--base-url", feishu.url], input="not-the-secret\n", capture_output=True, text=True,
-                           timeout=60, env={**os.environ, **secret_service})
+    wrong = subprocess.run(
+        [*COX, "--home", str(daemon.home), "connector", "add", "feishu", "--app-id", APP_ID, "--base-url", feishu.url],
+        input="not-the-secret\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **secret_service},
+    )
     assert wrong.returncode != 0 and "Feishu refused the app's credentials: app secret invalid" in wrong.stderr
-    added = subprocess.run([*COX, "--home", str(daemon.home), "connector", "add", "feishu", "--app-id", APP_ID,
-                            "--channel", "oc_9", "--base-url", feishu.url], input=f"{APP_SECRET}\n",
-                           capture_output=True, text=True, timeout=60, env={**os.environ, **secret_service})
+    added = subprocess.run(
+        [
+            *COX,
+            "--home",
+            str(daemon.home),
+            "connector",
+            "add",
+            "feishu",
+            "--app-id",
+            APP_ID,
+            "--channel",
+            "oc_9",
+            "--base-url",
+            feishu.url,
+        ],
+        input=f"{APP_SECRET}\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **secret_service},
+    )
     assert added.returncode == 0, added.stderr
     assert added.stdout.strip() == f"connected feishu: app {APP_ID}"
     daemon.cox("connector", "map", "feishu", "ou_sarah", "sarah", check=True)
@@ -41,8 +65,9 @@ def chat_daemon(make_daemon: type[DaemonProcess], tmp_path: Path, secret_service
     return daemon
 
 
-def test_a_request_from_feishu_is_approved_with_the_cards_button_and_finishes(chat_daemon: DaemonProcess,
-                                                                               feishu: FakeFeishu) -> None:
+def test_a_request_from_feishu_is_approved_with_the_cards_button_and_finishes(
+    chat_daemon: DaemonProcess, feishu: FakeFeishu
+) -> None:
     daemon = chat_daemon
     stranger = feishu.mention("ou_stranger", "shell echo hi")
     feishu.wait(lambda: feishu.thread(stranger), what="the stranger's answer")
@@ -59,16 +84,20 @@ def test_a_request_from_feishu_is_approved_with_the_cards_button_and_finishes(ch
 
     refused = feishu.click("ou_sarah", "approve", rid, opened["id"])
     feishu.wait(lambda: refused in feishu.answers, what="the click's answer")
-    assert feishu.toast(refused) == {"type": "warning",
-                                     "content": f"Only the owner can approve {rid}; your click was not counted."}
+    assert feishu.toast(refused) == {
+        "type": "warning",
+        "content": f"Only the owner can approve {rid}; your click was not counted.",
+    }
     assert daemon.show(rid)["state"] == "pending"
     approved = feishu.click("ou_owner", "approve", rid, opened["id"])
     daemon.wait_state(rid, "done")
     assert feishu.toast(approved) == {"type": "success", "content": "Done"}
     feishu.wait(lambda: any(t.startswith("Done.") for t in feishu.thread(asked)), what="the result")
     assert feishu.thread(asked)[1:] == [
-        "Approved by owner", "Started on agent shell",
-        f"Done.\n<at user_id=\"all\">everyone</at>\nThe whole console: `cox logs {rid}` or the room."]
+        "Approved by owner",
+        "Started on agent shell",
+        f'Done.\n<at user_id="all">everyone</at>\nThe whole console: `cox logs {rid}` or the room.',
+    ]
     assert all(m["type"] == "interactive" for m in feishu.messages), "plain-text cards: no markup is read"
     [patch] = feishu.patches
     assert patch["id"] == opened["id"] and not has_buttons(patch["content"])
@@ -78,8 +107,9 @@ def test_a_request_from_feishu_is_approved_with_the_cards_button_and_finishes(ch
             assert APP_SECRET.encode() not in path.read_bytes(), path
 
 
-def test_a_dropped_long_connection_and_a_429_lose_nothing_and_repeat_nothing(chat_daemon: DaemonProcess,
-                                                                            feishu: FakeFeishu) -> None:
+def test_a_dropped_long_connection_and_a_429_lose_nothing_and_repeat_nothing(
+    chat_daemon: DaemonProcess, feishu: FakeFeishu
+) -> None:
     daemon = chat_daemon
     first = daemon.request("sleep 2; echo survived")
     feishu.wait(lambda: any(text_of(m["content"]).startswith(first["id"]) for m in feishu.messages))
@@ -117,5 +147,6 @@ def test_a_hostile_prompt_is_shown_in_its_thread_as_written(chat_daemon: DaemonP
         feishu.wait(lambda asked=asked: feishu.thread(asked), what="the request's thread")  # type: ignore[misc]
         rid = daemon.get("/api/requests").json()[0]["id"]
         first = hostile.first if name == "many lines" else hostile.seen
-        assert text_of(feishu.messages[-1]["content"]) == (f"{rid} · shell · {first}\nAsked by sarah.\nPrompt:\n"
-                                                            f"{hostile.seen}\nWaiting for the owner's approval."), name
+        assert text_of(feishu.messages[-1]["content"]) == (
+            f"{rid} · shell · {first}\nAsked by sarah.\nPrompt:\n{hostile.seen}\nWaiting for the owner's approval."
+        ), name

@@ -22,15 +22,21 @@ def slack() -> Iterator[FakeSlack]:
 
 
 @pytest.fixture
-def chat_daemon(make_daemon: type[DaemonProcess], tmp_path: Path, secret_service: dict[str, str],
-                slack: FakeSlack) -> tuple[DaemonProcess, str]:
+def chat_daemon(
+    make_daemon: type[DaemonProcess], tmp_path: Path, secret_service: dict[str, str], slack: FakeSlack
+) -> tuple[DaemonProcess, str]:
     """A daemon with a real keyring, Slack connected (tokens checked and stored by `cox connector add`), Sarah and
     the owner known by their Slack IDs."""
     daemon = make_daemon(tmp_path / "home").start(env=secret_service)
     sarah = daemon.add_person("sarah")
-    added = subprocess.run([*COX, "--home", str(daemon.home), "connector", "add", "slack", "--channel", "C9",
-                            "--base-url", slack.url], input=f"{APP_TOKEN}\n{BOT_TOKEN}\n", capture_output=True,
-                           text=True, timeout=60, env={**os.environ, **secret_service})
+    added = subprocess.run(
+        [*COX, "--home", str(daemon.home), "connector", "add", "slack", "--channel", "C9", "--base-url", slack.url],
+        input=f"{APP_TOKEN}\n{BOT_TOKEN}\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **secret_service},
+    )
     assert added.returncode == 0, added.stderr
     assert added.stdout.strip() == "connected slack: Acme as coxswain"
     daemon.cox("connector", "map", "slack", "U_SARAH", "sarah", check=True)
@@ -39,13 +45,16 @@ def chat_daemon(make_daemon: type[DaemonProcess], tmp_path: Path, secret_service
     return daemon, sarah
 
 
-def test_a_request_from_the_chat_is_approved_in_its_thread_and_finishes(chat_daemon: tuple[DaemonProcess, str],
-                                                                         slack: FakeSlack) -> None:
+def test_a_request_from_the_chat_is_approved_in_its_thread_and_finishes(
+    chat_daemon: tuple[DaemonProcess, str], slack: FakeSlack
+) -> None:
     daemon, _ = chat_daemon
     stranger = slack.mention("U_STRANGER", "shell echo hi")
     slack.wait(lambda: slack.thread(stranger), what="the stranger's answer")
-    assert slack.thread(stranger) == ["Sorry, I don't know who you are here yet, so nothing was queued. The "
-                                      "owner can add you with `cox connector map slack U_STRANGER &lt;your name&gt;`."]
+    assert slack.thread(stranger) == [
+        "Sorry, I don't know who you are here yet, so nothing was queued. The "
+        "owner can add you with `cox connector map slack U_STRANGER &lt;your name&gt;`."
+    ]
     assert daemon.get("/api/requests").json() == []
 
     asked = slack.mention("U_SARAH", "shell printf 'hello from <chat>\\n'")
@@ -66,8 +75,10 @@ def test_a_request_from_the_chat_is_approved_in_its_thread_and_finishes(chat_dae
     daemon.wait_state(rid, "done")
     slack.wait(lambda: any(t.startswith("Done.") for t in slack.thread(asked)), what="the result")
     assert slack.thread(asked)[1:] == [
-        "Approved by owner", "Started on agent shell",
-        f"Done.\nhello from &lt;chat&gt;\nThe whole console: `cox logs {rid}` or the room."]
+        "Approved by owner",
+        "Started on agent shell",
+        f"Done.\nhello from &lt;chat&gt;\nThe whole console: `cox logs {rid}` or the room.",
+    ]
     assert slack.updates == [{"channel": "C1", "ts": opened["ts"], "text": f"{rid}: approved by owner", "blocks": []}]
     assert set(slack.acks) >= {f"env-{n}" for n in range(1, 5)}
     for path in daemon.home.rglob("*"):  # the tokens are in the keyring only
@@ -75,8 +86,9 @@ def test_a_request_from_the_chat_is_approved_in_its_thread_and_finishes(chat_dae
             assert APP_TOKEN.encode() not in path.read_bytes() and BOT_TOKEN.encode() not in path.read_bytes(), path
 
 
-def test_answers_from_elsewhere_retries_expiry_and_the_slash_command(chat_daemon: tuple[DaemonProcess, str],
-                                                                     slack: FakeSlack) -> None:
+def test_answers_from_elsewhere_retries_expiry_and_the_slash_command(
+    chat_daemon: tuple[DaemonProcess, str], slack: FakeSlack
+) -> None:
     daemon, sarah = chat_daemon
     asked = slack.mention("U_SARAH", "shell echo first")
     slack.wait(lambda: slack.thread(asked), what="the thread")
@@ -93,8 +105,10 @@ def test_answers_from_elsewhere_retries_expiry_and_the_slash_command(chat_daemon
     opened = next(m for m in slack.messages if m["text"].startswith(retried["id"]))
     assert opened["channel"] == "C1" and opened.get("thread_ts") is None, "its own thread, beside the old one"
     assert f"Retry of {first}." in opened["text"]
-    assert f"<https://acme.slack.com/archives/C1/p{asked.replace('.', '')}|The thread of the request it retries>" \
+    assert (
+        f"<https://acme.slack.com/archives/C1/p{asked.replace('.', '')}|The thread of the request it retries>"
         in opened["text"]
+    )
 
     assert daemon.post("/api/settings", {"key": "approval_ttl", "value": "1s"}).status_code == 200
     late = slack.mention("U_SARAH", "shell echo too late")
@@ -103,17 +117,22 @@ def test_answers_from_elsewhere_retries_expiry_and_the_slash_command(chat_daemon
     assert expired["state"] == "expired"
     assert slack.updates[-1]["text"].startswith(f"{expired['id']}: expired")
 
-    slack.send("slash_commands", {"command": "/coxswain", "text": "shell echo slashed", "user_id": "U_OWNER",
-                                  "channel_id": "C1"})
-    slack.wait(lambda: any(m["text"] == "<@U_OWNER>: shell echo slashed" for m in slack.messages),
-               what="the slash command's message")
+    slack.send(
+        "slash_commands",
+        {"command": "/coxswain", "text": "shell echo slashed", "user_id": "U_OWNER", "channel_id": "C1"},
+    )
+    slack.wait(
+        lambda: any(m["text"] == "<@U_OWNER>: shell echo slashed" for m in slack.messages),
+        what="the slash command's message",
+    )
     slack.wait(lambda: daemon.get("/api/requests").json()[0]["prompt"] == "echo slashed", what="the request")
     done = daemon.wait_state(daemon.get("/api/requests").json()[0]["id"], "done")
     assert done["requester"] == "owner" and done["result"] == "slashed"
 
 
-def test_a_dropped_connection_and_rate_limits_lose_nothing_and_repeat_nothing(chat_daemon: tuple[DaemonProcess, str],
-                                                                             slack: FakeSlack) -> None:
+def test_a_dropped_connection_and_rate_limits_lose_nothing_and_repeat_nothing(
+    chat_daemon: tuple[DaemonProcess, str], slack: FakeSlack
+) -> None:
     daemon, _ = chat_daemon
     first = daemon.request("sleep 2; echo survived")  # the owner's own: no approval; its thread in C9
     slack.wait(lambda: any(m["text"].startswith(first["id"]) for m in slack.messages), what="the first thread")
@@ -131,17 +150,27 @@ def test_a_dropped_connection_and_rate_limits_lose_nothing_and_repeat_nothing(ch
 
     slack.rate_limited = 2  # and when it is back, it says "slow down" twice
     slack.restore()
-    slack.wait(lambda: any(t.startswith("Done.") for m in slack.messages if m["text"].startswith(second["id"])
-                           for t in slack.thread(m["ts"])), what="everything to be posted")
+    slack.wait(
+        lambda: any(
+            t.startswith("Done.")
+            for m in slack.messages
+            if m["text"].startswith(second["id"])
+            for t in slack.thread(m["ts"])
+        ),
+        what="everything to be posted",
+    )
     assert slack.connections >= 2, "the socket came back"
-    assert slack.thread(root["ts"]) == ["Started on agent shell",
-                                        f"Done.\nsurvived\nThe whole console: `cox logs {first['id']}` or the room."]
+    assert slack.thread(root["ts"]) == [
+        "Started on agent shell",
+        f"Done.\nsurvived\nThe whole console: `cox logs {first['id']}` or the room.",
+    ]
     later = [m["text"].split("\n")[0] for m in slack.messages[posted:]]
     assert later == ["Done.", f"{second['id']} · shell · echo while offline", "Started on agent shell", "Done."]
 
 
 def test_what_waits_for_slack_survives_a_daemon_restart_and_strange_payloads_change_nothing(
-        chat_daemon: tuple[DaemonProcess, str], slack: FakeSlack, secret_service: dict[str, str]) -> None:
+    chat_daemon: tuple[DaemonProcess, str], slack: FakeSlack, secret_service: dict[str, str]
+) -> None:
     daemon, _ = chat_daemon
     slack.send("interactive", {"type": "block_actions"})  # no user, no channel, no actions
     slack.send("events_api", {"event": {"type": "app_mention"}})  # no text, no user
@@ -157,14 +186,20 @@ def test_what_waits_for_slack_survives_a_daemon_restart_and_strange_payloads_cha
     slack.restore()
     slack.wait(lambda: any(m["text"].startswith("Done.") for m in slack.messages), what="the kept messages")
     root = next(m for m in slack.messages if m["text"].startswith(made["id"]))
-    assert slack.thread(root["ts"]) == ["Started on agent shell",
-                                        f"Done.\nkept\nThe whole console: `cox logs {made['id']}` or the room."]
-    assert [m["text"].split("\n")[0] for m in slack.messages] == [root["text"].split("\n")[0],
-                                                                   "Started on agent shell", "Done."]
+    assert slack.thread(root["ts"]) == [
+        "Started on agent shell",
+        f"Done.\nkept\nThe whole console: `cox logs {made['id']}` or the room.",
+    ]
+    assert [m["text"].split("\n")[0] for m in slack.messages] == [
+        root["text"].split("\n")[0],
+        "Started on agent shell",
+        "Done.",
+    ]
 
 
-def test_a_hostile_prompt_is_shown_in_its_thread_as_written(chat_daemon: tuple[DaemonProcess, str],
-                                                           slack: FakeSlack) -> None:
+def test_a_hostile_prompt_is_shown_in_its_thread_as_written(
+    chat_daemon: tuple[DaemonProcess, str], slack: FakeSlack
+) -> None:
     """What Slack shows (its escapes read back): the title with the prompt's first line made visible, saying what
     follows, and above Approve and Deny the whole prompt made visible."""
     from tests.hostile_text import BY_NAME
@@ -177,5 +212,6 @@ def test_a_hostile_prompt_is_shown_in_its_thread_as_written(chat_daemon: tuple[D
         rid = daemon.get("/api/requests").json()[0]["id"]
         shown = slack.messages[-1]["text"].replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
         first = hostile.first if name == "many lines" else hostile.seen
-        assert shown == (f"{rid} · shell · {first}\nAsked by sarah.\nPrompt:\n{hostile.seen}\n"
-                         "Waiting for the owner's approval."), name
+        assert shown == (
+            f"{rid} · shell · {first}\nAsked by sarah.\nPrompt:\n{hostile.seen}\nWaiting for the owner's approval."
+        ), name

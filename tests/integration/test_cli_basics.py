@@ -16,8 +16,19 @@ def test_owner_request_runs_on_builtin_shell_agent(daemon: DaemonProcess) -> Non
     assert row["result"] == "hello from the shell agent" and row["exit_code"] == 0
     shown = json.loads(daemon.cox("show", "R-01", "--json", check=True).stdout)
     assert shown["id"] == request_id and [t["state"] for t in shown["timeline"]] == ["approved", "running", "done"]
-    for key in ("id", "state", "agent", "requester", "prompt", "retry_of", "references", "session_ref", "progress",
-                "result", "timeline"):
+    for key in (
+        "id",
+        "state",
+        "agent",
+        "requester",
+        "prompt",
+        "retry_of",
+        "references",
+        "session_ref",
+        "progress",
+        "result",
+        "timeline",
+    ):
         assert key in shown
     assert daemon.cox("logs", request_id, check=True).stdout == "hello from the shell agent\n"
 
@@ -41,11 +52,13 @@ def test_teammate_request_waits_for_owner_then_runs(daemon: DaemonProcess, tmp_p
 
 
 def test_cli_errors_are_sentences_on_stderr(daemon: DaemonProcess) -> None:
-    for args, words in ((("request", "--agent", "nope", "hi"), "there is no agent 'nope'"),
-                        (("show", "R-42"), "there is no request R"),
-                        (("show", "banana"), "is not a request ID"),
-                        (("settings", "set", "approval_ttl", "soon"), "is not a duration"),
-                        (("settings", "set", "colour", "red"), "there is no setting 'colour'")):
+    for args, words in (
+        (("request", "--agent", "nope", "hi"), "there is no agent 'nope'"),
+        (("show", "R-42"), "there is no request R"),
+        (("show", "banana"), "is not a request ID"),
+        (("settings", "set", "approval_ttl", "soon"), "is not a duration"),
+        (("settings", "set", "colour", "red"), "there is no setting 'colour'"),
+    ):
         done = daemon.cox(*args)
         assert done.returncode == 1 and words in done.stderr and "Traceback" not in done.stderr, done.stderr
 
@@ -69,8 +82,9 @@ def test_more_commands_through_the_cli(daemon: DaemonProcess) -> None:
     assert said == f"{slow} is running (stops at the next safe point)"
     assert daemon.wait_state(slow, "cancelled")["state"] == "cancelled"
     assert "       state: cancelled" in daemon.cox("show", slow, check=True).stdout
-    counted = daemon.cox("request", "--agent", "shell", "for i in 1 2 3; do echo tick $i; sleep 0.3; done",
-                         check=True).stdout.strip()
+    counted = daemon.cox(
+        "request", "--agent", "shell", "for i in 1 2 3; do echo tick $i; sleep 0.3; done", check=True
+    ).stdout.strip()
     assert daemon.cox("logs", "--follow", counted, check=True).stdout == "tick 1\ntick 2\ntick 3\n"
     assert "sam" in daemon.cox("person", "list", check=True).stdout
     waiting = daemon.cox("request", "--agent", "shell", "true", token=token, check=True).stdout.strip()
@@ -90,8 +104,9 @@ def test_coxswain_home_variable_and_clean_sigterm(tmp_path) -> None:  # type: ig
     daemon = DaemonProcess(tmp_path / "home").start()
     try:
         env = {**os.environ, "COXSWAIN_HOME": str(tmp_path / "home")}
-        listed = subprocess.run([sys.executable, "-m", "desktop.cli", "agent", "list"], env=env, capture_output=True,
-                                text=True, timeout=30)
+        listed = subprocess.run(
+            [sys.executable, "-m", "desktop.cli", "agent", "list"], env=env, capture_output=True, text=True, timeout=30
+        )
         assert listed.returncode == 0 and "shell" in listed.stdout
     finally:
         assert daemon.stop() == 0
@@ -135,8 +150,14 @@ def test_a_reader_that_stops_early_gets_no_traceback(daemon: DaemonProcess) -> N
     for command in (["list"], ["task", "list"], ["agent", "list"]):
         reader, writer = os.pipe()
         os.close(reader)  # read nothing: the first write meets a closed pipe
-        done = subprocess.run([*COX, "--home", str(daemon.home), *command], stdout=writer, stderr=subprocess.PIPE,
-                              text=True, env=env, timeout=60)
+        done = subprocess.run(
+            [*COX, "--home", str(daemon.home), *command],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=60,
+        )
         os.close(writer)
         assert done.returncode in (0, 141), (command, done.returncode, done.stderr)
         assert done.stderr == "", (command, done.stderr)

@@ -44,16 +44,22 @@ def test_json_output_is_the_daemons_json_as_it_came(daemon: DaemonProcess) -> No
     done = daemon.wait_state(daemon.request("echo one")["id"], "done")
     daemon.request("true", token=sam)
     daemon.cox("task", "start", "--agent", "shell", "--description", "a sleeper", "sleep", "30", check=True)
-    for args, path in ((("list", "--json"), "/api/requests"), (("show", done["id"], "--json"),
-                                                               f"/api/requests/{done['id']}"),
-                       (("task", "list", "--json"), "/api/tasks"), (("audit", "--json"), "/api/audit")):
+    for args, path in (
+        (("list", "--json"), "/api/requests"),
+        (("show", done["id"], "--json"), f"/api/requests/{done['id']}"),
+        (("task", "list", "--json"), "/api/tasks"),
+        (("audit", "--json"), "/api/audit"),
+    ):
         expected = json.dumps(daemon.get(path).json(), indent=2) + "\n"
         assert daemon.cox(*args, check=True).stdout == expected, args
 
 
 def test_api_paths_are_written_only_in_the_client() -> None:
     """The CLI and the tray reach the daemon through desktop/client only: no API path of their own, no raw JSON."""
-    holding = [f"{path.parent.name}/{path.name}" for package in (desktop.cli, desktop.gui)
-               for path in Path(package.__file__).parent.rglob("*.py")
-               if any(written in path.read_text() for written in ("/api/", '"api/', "'api/", ".json()"))]
+    holding = [
+        f"{path.parent.name}/{path.name}"
+        for package in (desktop.cli, desktop.gui)
+        for path in Path(package.__file__).parent.rglob("*.py")
+        if any(written in path.read_text() for written in ("/api/", '"api/', "'api/", ".json()"))
+    ]
     assert holding == []

@@ -14,21 +14,19 @@ from tests.daemon_process import COX, DaemonProcess
 # the token is put together by the shell, so only the request's output holds it whole (not its prompt)
 SECRET = "ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5"
 PRINT_SECRET = 'a=ghp_aB3dE5gH7jK9mN1pQ3sT5; echo "token ${a}vW7yZ9bC1dF3hJ5 here"'
-NOISY = ("printf 'plain \\033[31mred\\033[0m \\033]0;evil title\\007done\\n'; "
-         "printf 'c1 \\302\\233 here\\n'; "
-         "printf 'loading 10%%\\rloading 100%%\\n'; "
-         "for i in 1 2 3; do echo same; done; " + PRINT_SECRET)
+NOISY = (
+    "printf 'plain \\033[31mred\\033[0m \\033]0;evil title\\007done\\n'; "
+    "printf 'c1 \\302\\233 here\\n'; "
+    "printf 'loading 10%%\\rloading 100%%\\n'; "
+    "for i in 1 2 3; do echo same; done; " + PRINT_SECRET
+)
 
 
 def test_logs_prints_console_lines_redacted_folded_and_without_escapes(daemon: DaemonProcess) -> None:
     request = daemon.request(NOISY)
     daemon.wait_state(request["id"], "done")
     printed = daemon.cox("logs", request["id"], check=True).stdout
-    assert printed == ("plain red done\n"
-                       "c1 ⟨U+009B⟩ here\n"
-                       "loading 100%\n"
-                       "same  ×3\n"
-                       "token [redacted] here\n")
+    assert printed == ("plain red done\nc1 ⟨U+009B⟩ here\nloading 100%\nsame  ×3\ntoken [redacted] here\n")
     assert SECRET not in printed and "\x1b" not in printed and "evil title" not in printed
 
 
@@ -36,8 +34,9 @@ def test_logs_raw_prints_the_bytes_redacted(daemon: DaemonProcess) -> None:
     request = daemon.request(NOISY)
     daemon.wait_state(request["id"], "done")
     env = {k: v for k, v in os.environ.items() if k != "COX_TOKEN"}
-    done = subprocess.run([*COX, "--home", str(daemon.home), "logs", "--raw", request["id"]], capture_output=True,
-                          env=env, timeout=60)  # bytes: a carriage return stays one
+    done = subprocess.run(
+        [*COX, "--home", str(daemon.home), "logs", "--raw", request["id"]], capture_output=True, env=env, timeout=60
+    )  # bytes: a carriage return stays one
     assert done.returncode == 0, done.stderr
     printed = done.stdout.decode()
     assert printed == daemon.get(f"/api/requests/{request['id']}/output").json()["text"]
@@ -51,8 +50,12 @@ def _follow(daemon: DaemonProcess, gate: Path, *options: str) -> tuple[str, str]
     script = f"echo first; while [ ! -e {gate} ]; do sleep 0.05; done; {PRINT_SECRET}; printf tail"
     request = daemon.request(script)
     env = {k: v for k, v in os.environ.items() if k != "COX_TOKEN"}
-    follower = subprocess.Popen([*COX, "--home", str(daemon.home), "logs", "-f", *options, request["id"]],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    follower = subprocess.Popen(
+        [*COX, "--home", str(daemon.home), "logs", "-f", *options, request["id"]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     try:
         assert follower.stdout is not None
         before = follower.stdout.readline().decode()  # printed while the request still runs
@@ -92,8 +95,7 @@ def test_colours_only_on_a_terminal_that_asked_for_them(daemon: DaemonProcess) -
 def _on_a_terminal(daemon: DaemonProcess, *args: str) -> str:
     main, terminal = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k != "COX_TOKEN"}
-    cox = subprocess.Popen([*COX, "--home", str(daemon.home), *args], stdout=terminal, stderr=subprocess.PIPE,
-                           env=env)
+    cox = subprocess.Popen([*COX, "--home", str(daemon.home), *args], stdout=terminal, stderr=subprocess.PIPE, env=env)
     os.close(terminal)
     read, deadline = b"", time.monotonic() + 60
     try:

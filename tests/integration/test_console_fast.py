@@ -36,9 +36,30 @@ def _corpus() -> list[str]:
 CORPUS = _corpus()
 LINES = sorted({line for text in CORPUS for line in strip_sgr(text).split("\n")})
 # what a variant changes: spaces for other spaces, letters Python's (?i) folds onto k, s and i, case, separators
-SWAPS = [(" ", "\t"), (" ", "\u00a0"), (" ", "  "), (" ", "\u3000"), (" ", "\x1c"), ("k", "\u212a"), ("s", "\u017f"),
-         ("i", "\u0131"), ("I", "\u0130"), ("=", " = "), (":", " : "), ("=", ": "), ("0", "\u0660"), ("a", "A"),
-         ("E", "e"), ("e", "é"), ("-", "_"), ("_", "-"), ('"', "'"), ("t", "T"), ("T", "t"), ("p", "P")]
+SWAPS = [
+    (" ", "\t"),
+    (" ", "\u00a0"),
+    (" ", "  "),
+    (" ", "\u3000"),
+    (" ", "\x1c"),
+    ("k", "\u212a"),
+    ("s", "\u017f"),
+    ("i", "\u0131"),
+    ("I", "\u0130"),
+    ("=", " = "),
+    (":", " : "),
+    ("=", ": "),
+    ("0", "\u0660"),
+    ("a", "A"),
+    ("E", "e"),
+    ("e", "é"),
+    ("-", "_"),
+    ("_", "-"),
+    ('"', "'"),
+    ("t", "T"),
+    ("T", "t"),
+    ("p", "P"),
+]
 
 
 def _variants(lines: list[str], each: int, seed: int = 19) -> list[str]:
@@ -52,7 +73,7 @@ def _variants(lines: list[str], each: int, seed: int = 19) -> list[str]:
                 places = [i for i in range(len(varied)) if varied.startswith(old, i)]
                 if places:
                     at = rng.choice(places)
-                    varied = varied[:at] + new + varied[at + len(old):]
+                    varied = varied[:at] + new + varied[at + len(old) :]
             out.append(varied)
     return out
 
@@ -65,7 +86,7 @@ def _fired(line: str) -> set[int]:
 def test_a_pattern_that_matches_a_line_has_its_trigger_match_it(lines: list[str]) -> None:
     missed = []
     for line in lines:
-        own = line[PREFIX.match(line).end():]  # type: ignore[union-attr]  # PREFIX matches the empty string
+        own = line[PREFIX.match(line).end() :]  # type: ignore[union-attr]  # PREFIX matches the empty string
         matched = {index for index, pattern in enumerate(PATTERNS) if pattern.search(own)}
         if matched - _fired(line):
             missed.append((line, sorted(matched - _fired(line))))
@@ -73,14 +94,23 @@ def test_a_pattern_that_matches_a_line_has_its_trigger_match_it(lines: list[str]
 
 
 BENIGN_LOOKING = [
-    "export API_TOKEN=$API_TOKEN", "echo $CR_PAT | docker login -u ci --password-stdin",
+    "export API_TOKEN=$API_TOKEN",
+    "echo $CR_PAT | docker login -u ci --password-stdin",
     "Warning: Using --password via the CLI is insecure. Use --password-stdin.",
     "error: the --token flag requires a value",
-    "SyntaxError: unexpected token: EOF (bundle.js:3:1)", "Parse error: unexpected token: '}'",
-    "      password: ${{ secrets.DB_PASSWORD }}", 'curl -H "Authorization: Bearer $TOKEN" https://api',
-    "> Authorization: Bearer ${API_TOKEN}", "set -gx API_TOKEN $API_TOKEN", "GITHUB_TOKEN=***", "token_ttl: 3600s",
-    'api_key = os.environ["API_KEY"]', "deploy_password: ${PASSWORD:?must be set}", "::add-mask::$DEPLOY_TOKEN",
-    "TOKEN=`cat /run/secrets/deploy_token`", "kubectl create secret generic db --from-file=password=./secrets/db.txt",
+    "SyntaxError: unexpected token: EOF (bundle.js:3:1)",
+    "Parse error: unexpected token: '}'",
+    "      password: ${{ secrets.DB_PASSWORD }}",
+    'curl -H "Authorization: Bearer $TOKEN" https://api',
+    "> Authorization: Bearer ${API_TOKEN}",
+    "set -gx API_TOKEN $API_TOKEN",
+    "GITHUB_TOKEN=***",
+    "token_ttl: 3600s",
+    'api_key = os.environ["API_KEY"]',
+    "deploy_password: ${PASSWORD:?must be set}",
+    "::add-mask::$DEPLOY_TOKEN",
+    "TOKEN=`cat /run/secrets/deploy_token`",
+    "kubectl create secret generic db --from-file=password=./secrets/db.txt",
     "fetched arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-k7nWKY",
     "integrity sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==",
 ]
@@ -108,7 +138,7 @@ def test_redaction_equals_every_pattern_on_every_line(way: str) -> None:
     one trigger (the way without Hyperscan, as it was) holds on the corpus only: its `\\s` is ASCII's."""
     candidates = triggers.candidates if way == "hyperscan" else redact.trigger_lines
     texts = CORPUS + (_variants(LINES, 2, seed=5) if way == "hyperscan" else [])
-    blocks = ["\n".join(texts[i:i + 40]) for i in range(0, len(texts), 40)]
+    blocks = ["\n".join(texts[i : i + 40]) for i in range(0, len(texts), 40)]
     for text in texts + blocks:
         expected = _with(redact.every_line, lambda: redact.redact(text))  # noqa: B023 (called at once)
         assert _with(candidates, lambda: redact.redact(text)) == expected, text  # noqa: B023
@@ -146,11 +176,28 @@ def _console_log(seed: int) -> bytes:
     """The corpus as a terminal would write it: with progress bars, repeats, other escapes, CRLF, long lines and key
     blocks between its lines, and test output."""
     rng = random.Random(seed)
-    extra = ["\rDownloading 10%\rDownloading 100%", "\x1b[2K\x1b[1G\x1b[32m⠋\x1b[0m fetching", "\x1b]0;title\x07build",
-             "step 1 of 3\r\n", "\x1b[?25lhidden\x1b[?25h", "bell\x07 nul\x00", "waiting…", "waiting…", "waiting…",
-             "tests/test_a.py::test_x \x1b[32mPASSED\x1b[0m", "tests/test_b.py .F.s", "  \r", "\x1b[31m" + "y" * 4300,
-             "z" * (MAX_LINE + 10), "===== 2 passed, 1 failed in 0.1s =====", *KEY_BLOCKS,
-             "-----BEGIN RSA PRIVATE KEY-----", "$ grep -rn 'PRIVATE KEY' .", "ok 1 - parses", "café ☃ ✓ ━━"]
+    extra = [
+        "\rDownloading 10%\rDownloading 100%",
+        "\x1b[2K\x1b[1G\x1b[32m⠋\x1b[0m fetching",
+        "\x1b]0;title\x07build",
+        "step 1 of 3\r\n",
+        "\x1b[?25lhidden\x1b[?25h",
+        "bell\x07 nul\x00",
+        "waiting…",
+        "waiting…",
+        "waiting…",
+        "tests/test_a.py::test_x \x1b[32mPASSED\x1b[0m",
+        "tests/test_b.py .F.s",
+        "  \r",
+        "\x1b[31m" + "y" * 4300,
+        "z" * (MAX_LINE + 10),
+        "===== 2 passed, 1 failed in 0.1s =====",
+        *KEY_BLOCKS,
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "$ grep -rn 'PRIVATE KEY' .",
+        "ok 1 - parses",
+        "café ☃ ✓ ━━",
+    ]
     lines = CORPUS + _variants(LINES, 1, seed=seed)
     rng.shuffle(lines)
     out = []
@@ -197,8 +244,28 @@ def test_the_test_counts_do_not_depend_on_the_reads() -> None:
 def test_the_cleaning_of_whole_reads_equals_the_cleaning_of_each_line() -> None:
     """ansi.clean over many lines, with and without the rarer controls (which take its slower way)."""
     rng = random.Random(7)
-    atoms = ["a", " ", "\t", "\r", "\x1b[2K", "\x1b[G", "\x1b[1G", "\x1b[01G", "\x1b[31m", "\x1b[0m", "\x1b[38:2::1m",
-             "\x1b]0;t\x07", "\x1b]8;;u\x1b\\", "\x1b]0;open", "\x1bP1q", "\x1b(B", "\x1b", "\x1b[", "\x1b[?25l", "✓"]
+    atoms = [
+        "a",
+        " ",
+        "\t",
+        "\r",
+        "\x1b[2K",
+        "\x1b[G",
+        "\x1b[1G",
+        "\x1b[01G",
+        "\x1b[31m",
+        "\x1b[0m",
+        "\x1b[38:2::1m",
+        "\x1b]0;t\x07",
+        "\x1b]8;;u\x1b\\",
+        "\x1b]0;open",
+        "\x1bP1q",
+        "\x1b(B",
+        "\x1b",
+        "\x1b[",
+        "\x1b[?25l",
+        "✓",
+    ]
     rare = ["\x07", "\x00", "\x08", "\x7f", "\x1c"]
     for n in range(3000):
         pool = atoms + rare if n % 2 else atoms
@@ -212,13 +279,15 @@ def test_the_cleaning_of_whole_reads_equals_the_cleaning_of_each_line() -> None:
 
 def test_without_hyperscan_the_console_still_works_and_says_so() -> None:
     """A platform without a wheel: the import fails, a warning is logged, the RE2 way redacts the same."""
-    code = ("import logging, sys; sys.modules['hyperscan'] = None; logging.basicConfig(level=logging.WARNING)\n"
-            "from desktop.console.stream import ConsoleStream\n"
-            "from desktop.console import redact, triggers\n"
-            "assert triggers.SCANNER() is None\n"
-            "stream = ConsoleStream()\n"
-            "lines = stream.feed(b'export API_TOKEN=f00ba5c0ffee1234\\n\\rDownloading 10%\\rdone\\nok\\n')\n"
-            "print('|'.join(line.text for line in lines))\n")
+    code = (
+        "import logging, sys; sys.modules['hyperscan'] = None; logging.basicConfig(level=logging.WARNING)\n"
+        "from desktop.console.stream import ConsoleStream\n"
+        "from desktop.console import redact, triggers\n"
+        "assert triggers.SCANNER() is None\n"
+        "stream = ConsoleStream()\n"
+        "lines = stream.feed(b'export API_TOKEN=f00ba5c0ffee1234\\n\\rDownloading 10%\\rdone\\nok\\n')\n"
+        "print('|'.join(line.text for line in lines))\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == f"export API_TOKEN={MARK}|done|ok"
     assert "without Hyperscan" in done.stderr
@@ -226,10 +295,12 @@ def test_without_hyperscan_the_console_still_works_and_says_so() -> None:
 
 def test_hyperscan_is_loaded_at_the_first_read_not_at_start() -> None:
     """A daemon with nothing to read does not hold Hyperscan and its databases (bench/gui.py's idle memory)."""
-    code = ("import sys\n"
-            "import desktop.daemon\n"
-            "from desktop.console.stream import ConsoleStream\n"
-            "assert 'hyperscan' not in sys.modules, 'loaded at start'\n"
-            "ConsoleStream().feed(b'export API_TOKEN=f00ba5c0ffee1234\\n')\n"
-            "assert 'hyperscan' in sys.modules, 'not used at all'\n")
+    code = (
+        "import sys\n"
+        "import desktop.daemon\n"
+        "from desktop.console.stream import ConsoleStream\n"
+        "assert 'hyperscan' not in sys.modules, 'loaded at start'\n"
+        "ConsoleStream().feed(b'export API_TOKEN=f00ba5c0ffee1234\\n')\n"
+        "assert 'hyperscan' in sys.modules, 'not used at all'\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -16,8 +16,10 @@ def private_key() -> list[str]:
 
 def test_an_offset_inside_a_line_reads_from_the_next_line(daemon: DaemonProcess) -> None:
     sarah = daemon.add_person("sarah")
-    row = daemon.request("echo 'export DB_PASSWORD=hunter2-very-secret'; a=ghp_; echo \"token ${a}"
-                         f"{TOKEN[4:]}\"; echo after", token=sarah)
+    row = daemon.request(
+        f"echo 'export DB_PASSWORD=hunter2-very-secret'; a=ghp_; echo \"token ${{a}}{TOKEN[4:]}\"; echo after",
+        token=sarah,
+    )
     daemon.post(f"/api/requests/{row['id']}/approve")
     daemon.wait_state(row["id"], "done")
     url = f"/api/requests/{row['id']}"

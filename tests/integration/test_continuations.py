@@ -13,8 +13,10 @@ from tests.daemon_process import DaemonProcess
 from tests.fakes.model.server import FakeModelServer
 from tests.integration.test_background_tasks import agent_daemon  # noqa: F401 - the fixture (claude and codex)
 
-FAILING_RUN = ("sleep 2; echo 'tests/test_login.py::test_login FAILED'; "
-               "echo 'E   assert 401 == 200'; echo '==== 1 failed, 3 passed in 0.52s ===='; exit 1")
+FAILING_RUN = (
+    "sleep 2; echo 'tests/test_login.py::test_login FAILED'; "
+    "echo 'E   assert 401 == 200'; echo '==== 1 failed, 3 passed in 0.52s ===='; exit 1"
+)
 
 
 def mcp(tool: str, **arguments: Any) -> str:
@@ -33,11 +35,14 @@ def woken(daemon: DaemonProcess, of: str, timeout: float = 90) -> dict[str, Any]
     return found[0]
 
 
-def test_a_failed_test_run_wakes_its_agent_on_the_same_session(agent_daemon: DaemonProcess,  # noqa: F811
-                                                                fake_model: FakeModelServer) -> None:
+def test_a_failed_test_run_wakes_its_agent_on_the_same_session(
+    agent_daemon: DaemonProcess,  # noqa: F811
+    fake_model: FakeModelServer,
+) -> None:
     daemon = agent_daemon
-    row = daemon.request(mcp("start_task", command=FAILING_RUN, description="test run") + "SAY started the tests",
-                         agent="agent")
+    row = daemon.request(
+        mcp("start_task", command=FAILING_RUN, description="test run") + "SAY started the tests", agent="agent"
+    )
     first = daemon.wait_state(row["id"], "done", timeout=90)
     assert first["result"] == "started the tests" and first["session_ref"]
     woke = woken(daemon, row["id"])
@@ -56,10 +61,15 @@ def test_a_failed_test_run_wakes_its_agent_on_the_same_session(agent_daemon: Dae
 
 
 def test_tasks_ending_together_wake_one_turn_and_a_cancelled_requests_tasks_none(
-        agent_daemon: DaemonProcess, fake_model: FakeModelServer) -> None:  # noqa: F811
+    agent_daemon: DaemonProcess,  # noqa: F811
+    fake_model: FakeModelServer,
+) -> None:
     daemon = agent_daemon
-    both = (mcp("start_task", command="sleep 2; echo lint clean", description="lint")
-            + mcp("start_task", command="sleep 2; echo build ok", description="build") + "SAY two started")
+    both = (
+        mcp("start_task", command="sleep 2; echo lint clean", description="lint")
+        + mcp("start_task", command="sleep 2; echo build ok", description="build")
+        + "SAY two started"
+    )
     row = daemon.request(both, agent="agent")
     daemon.wait_state(row["id"], "done", timeout=90)
     woke = woken(daemon, row["id"])
@@ -68,8 +78,9 @@ def test_tasks_ending_together_wake_one_turn_and_a_cancelled_requests_tasks_none
     assert "T1 (lint) finished" in prompt and "T2 (build) finished" in prompt and "build ok" in prompt
     assert len(continuations(daemon, row["id"])) == 1
 
-    cancelled = daemon.request(mcp("start_task", command="sleep 60", description="server") + "TOOL sleep 60",
-                               agent="agent")
+    cancelled = daemon.request(
+        mcp("start_task", command="sleep 60", description="server") + "TOOL sleep 60", agent="agent"
+    )
     deadline = time.monotonic() + 60
     while daemon.get("/api/tasks").json()[0]["id"] != "T3":
         assert time.monotonic() < deadline, "the task did not start"
@@ -83,14 +94,15 @@ def test_tasks_ending_together_wake_one_turn_and_a_cancelled_requests_tasks_none
     assert continuations(daemon, cancelled["id"]) == []  # (decided as it ended, before its end could be read)
 
 
-def test_a_restart_between_the_end_and_the_turn_drops_it_once(make_daemon: type[DaemonProcess], tmp_path: Path,
-                                                              agent_env: dict[str, str],
-                                                              fake_model: FakeModelServer) -> None:
+def test_a_restart_between_the_end_and_the_turn_drops_it_once(
+    make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str], fake_model: FakeModelServer
+) -> None:
     from tests.daemon_process import with_cli_agent
 
     daemon = with_cli_agent(make_daemon, tmp_path, agent_env, "agent", "claude")
-    row = daemon.request(mcp("start_task", command="sleep 3; echo quick", description="quick") + "SAY started",
-                         agent="agent")
+    row = daemon.request(
+        mcp("start_task", command="sleep 3; echo quick", description="quick") + "SAY started", agent="agent"
+    )
     daemon.wait_state(row["id"], "done", timeout=90)
     deadline = time.monotonic() + 30
     while daemon.get("/api/tasks/T1").json()["state"] != "ended":
@@ -112,10 +124,9 @@ def test_a_restart_between_the_end_and_the_turn_drops_it_once(make_daemon: type[
         third.stop()
 
 
-async def test_a_timeout_counts_from_the_last_turn_and_the_agent_reports_it(tmp_path: Path,
-                                                                           agent_env: dict[str, str],
-                                                                           fake_model: FakeModelServer,
-                                                                           monkeypatch: Any) -> None:
+async def test_a_timeout_counts_from_the_last_turn_and_the_agent_reports_it(
+    tmp_path: Path, agent_env: dict[str, str], fake_model: FakeModelServer, monkeypatch: Any
+) -> None:
     """Real Claude Code on a daemon whose clock the test moves: a dev server outlives its turn; a quick build it
     started too ends and wakes a turn, which starts the timeout again; when it runs out the server is stopped and
     the agent is told in a continuation."""
@@ -139,10 +150,19 @@ async def test_a_timeout_counts_from_the_last_turn_and_the_agent_reports_it(tmp_
     async with live_daemon(tmp_path / "home") as (daemon, clock, client):
         await client.post("/api/settings", json={"key": "task_timeout", "value": "15m"})
         await client.post("/api/agents", json={"name": "claude", "runtime": "claude", "folder": str(tmp_path)})
-        row = (await client.post("/api/requests", json={"agent": "claude", "prompt": (
-            mcp("start_task", command="sleep 600", description="dev server")
-            + mcp("start_task", command="sleep 3; echo built", description="build") + "SAY both started")})
-               ).json()
+        row = (
+            await client.post(
+                "/api/requests",
+                json={
+                    "agent": "claude",
+                    "prompt": (
+                        mcp("start_task", command="sleep 600", description="dev server")
+                        + mcp("start_task", command="sleep 3; echo built", description="build")
+                        + "SAY both started"
+                    ),
+                },
+            )
+        ).json()
         await state_of(client, f"/api/requests/{row['id']}", "done")
         clock.advance(14 * 60)
         await daemon.tasks.tick()
@@ -162,21 +182,23 @@ async def test_a_timeout_counts_from_the_last_turn_and_the_agent_reports_it(tmp_
         server = await state_of(client, "/api/tasks/T1", "ended")
         assert server["outcome"] == "stopped" and "timeout (15 min)" in server["stop_reason"]
         for _ in range(3000):
-            told = [r for r in (await client.get("/api/requests")).json()  # linked to the turn that started it
-                    if r["continuation_of"] == row["id"] and r["id"] != woke[0]["id"]]
+            told = [
+                r
+                for r in (await client.get("/api/requests")).json()  # linked to the turn that started it
+                if r["continuation_of"] == row["id"] and r["id"] != woke[0]["id"]
+            ]
             if told:
                 break
             await asyncio.sleep(0.05)
         reported = await state_of(client, f"/api/requests/{told[0]['id']}", "done")
-        assert reported["prompt"].startswith("Background work you started has ended.\n\nT1 (dev server) was "
-                                             "stopped (")
+        assert reported["prompt"].startswith("Background work you started has ended.\n\nT1 (dev server) was stopped (")
         assert "timeout (15 min)" in reported["prompt"]
         assert reported["result"].startswith("Reviewed: T1 (dev server) was stopped")
 
 
-def test_a_runaway_chain_of_continuations_waits_for_the_owner(make_daemon: type[DaemonProcess], tmp_path: Path,
-                                                              agent_env: dict[str, str],
-                                                              fake_model: FakeModelServer) -> None:
+def test_a_runaway_chain_of_continuations_waits_for_the_owner(
+    make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str], fake_model: FakeModelServer
+) -> None:
     """Real Claude Code whose every continuation starts another task: ten continuations run on their own, the
     eleventh waits for the owner's approval (a loop guard), and runs once approved."""
     from desktop.tasks.continuations import LOOP_LIMIT
@@ -184,16 +206,18 @@ def test_a_runaway_chain_of_continuations_waits_for_the_owner(make_daemon: type[
 
     daemon = with_cli_agent(make_daemon, tmp_path, agent_env, "agent", "claude")
     again = mcp("start_task", command="echo again", description="again")
-    row = daemon.request(mcp("start_task", command="echo once", description="once") + f"AGAIN {again}SAY started",
-                         agent="agent")
+    row = daemon.request(
+        mcp("start_task", command="echo once", description="once") + f"AGAIN {again}SAY started", agent="agent"
+    )
     deadline = time.monotonic() + 600
     while len(links := chain_of(daemon, row["id"])) <= LOOP_LIMIT or links[-1]["state"] != "pending":
         assert time.monotonic() < deadline, [(r["id"], r["state"]) for r in links]
         time.sleep(0.2)
     assert [r["state"] for r in links[:LOOP_LIMIT]] == ["done"] * LOOP_LIMIT
     guarded = daemon.show(links[LOOP_LIMIT]["id"])
-    assert any(f"waits for the owner: {LOOP_LIMIT} background continuations in a row" in t["text"]
-               for t in guarded["timeline"])
+    assert any(
+        f"waits for the owner: {LOOP_LIMIT} background continuations in a row" in t["text"] for t in guarded["timeline"]
+    )
     daemon.post(f"/api/requests/{guarded['id']}/approve", {})
     assert daemon.wait_state(guarded["id"], "done", timeout=120)["result"].startswith("Reviewed: T")
 

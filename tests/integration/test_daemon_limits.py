@@ -37,8 +37,9 @@ def status_line(sock: socket.socket) -> bytes:
     while b"\r\n\r\n" not in data:
         data += sock.recv(65536) or b"closed before the head ended\r\n\r\n"
     head, _, body = data.partition(b"\r\n\r\n")
-    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                   if line.lower().startswith(b"content-length:")), 0)
+    length = next(
+        (int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0
+    )
     while len(body) < length:
         body += sock.recv(65536) or b"?" * length
     return head.split(b"\r\n")[0]
@@ -89,7 +90,8 @@ def attacked(tmp_path: Path) -> Iterator[tuple[DaemonProcess, list[socket.socket
 
 
 def test_half_sent_requests_cannot_stop_the_owner_and_are_closed(
-        attacked: tuple[DaemonProcess, list[socket.socket]]) -> None:
+    attacked: tuple[DaemonProcess, list[socket.socket]],
+) -> None:
     daemon, socks = attacked
     # 384 files: today's desktop default is 1,024 (256 on macOS); without limits 400 connections use them all
     resource.prlimit(daemon.proc.pid, resource.RLIMIT_NOFILE, (384, 384))  # type: ignore[union-attr]
@@ -121,13 +123,15 @@ def test_half_sent_requests_cannot_stop_the_owner_and_are_closed(
 
 
 def test_an_idle_kept_alive_connection_that_starts_a_request_gets_the_heads_deadline(
-        attacked: tuple[DaemonProcess, list[socket.socket]]) -> None:
+    attacked: tuple[DaemonProcess, list[socket.socket]],
+) -> None:
     daemon, socks = attacked
     port = int(daemon.url.rsplit(":", 1)[1])
     sock = connect("127.0.0.1", port, "127.0.0.1")
     socks.append(sock)
-    sock.sendall(f"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {daemon.token}\r\n\r\n"
-                 .encode())
+    sock.sendall(
+        f"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {daemon.token}\r\n\r\n".encode()
+    )
     assert status_line(sock) == b"HTTP/1.1 200 OK"
     began = time.monotonic()
     sock.sendall(b"GET /api/health HTTP/1.1\r\n")  # kept alive, then the next request never finishes its head
@@ -136,14 +140,17 @@ def test_an_idle_kept_alive_connection_that_starts_a_request_gets_the_heads_dead
 
 
 def test_requests_whose_body_never_comes_are_closed_and_cannot_keep_the_owner_out(
-        attacked: tuple[DaemonProcess, list[socket.socket]]) -> None:
+    attacked: tuple[DaemonProcess, list[socket.socket]],
+) -> None:
     daemon, socks = attacked
     port = int(daemon.url.rsplit(":", 1)[1])
     began = time.monotonic()
     for _ in range(API_LIMITS.total):  # every place taken by a request whose head came and whose body never will
         sock = connect("127.0.0.1", port, "127.0.0.1")
-        sock.sendall(f"POST /room/signin HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-                     f"Content-Length: 100000\r\n\r\n{{".encode())
+        sock.sendall(
+            f"POST /room/signin HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: 100000\r\n\r\n{{".encode()
+        )
         socks.append(sock)
     with httpx.Client(base_url=daemon.url, timeout=10, headers={"Authorization": f"Bearer {daemon.token}"}) as owner:
         assert quickly(owner, "/api/requests") < 2.0
@@ -170,8 +177,12 @@ def test_the_rooms_https_listener_too(attacked: tuple[DaemonProcess, list[socket
             sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.2\r\n")
         socks.append(sock)
     began = time.monotonic()
-    with httpx.Client(base_url=f"https://127.0.0.2:{https_port}", verify=False, timeout=10,
-                      headers={"Authorization": f"Bearer {sarah}"}) as teammate:
+    with httpx.Client(
+        base_url=f"https://127.0.0.2:{https_port}",
+        verify=False,
+        timeout=10,
+        headers={"Authorization": f"Bearer {sarah}"},
+    ) as teammate:
         assert quickly(teammate, "/api/health") < 2.0
     wait_closed(socks, SETTLED - (time.monotonic() - began))
     daemon.stop()
@@ -181,14 +192,17 @@ def test_the_rooms_https_listener_too(attacked: tuple[DaemonProcess, list[socket
 
 
 def test_what_is_not_http_is_summed_up_not_logged_line_by_line(
-        attacked: tuple[DaemonProcess, list[socket.socket]]) -> None:
+    attacked: tuple[DaemonProcess, list[socket.socket]],
+) -> None:
     daemon, _ = attacked
     port = int(daemon.url.rsplit(":", 1)[1])
     for n in range(300):
         with connect("127.0.0.1", port, SOURCES[n % len(SOURCES)]) as sock:
-            sock.sendall(b"\x16\x03\x01 not HTTP\r\n\r\n" if n % 2 else
-                         f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n"
-                         .encode())
+            sock.sendall(
+                b"\x16\x03\x01 not HTTP\r\n\r\n"
+                if n % 2
+                else f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n".encode()
+            )
             assert status_line(sock).startswith(b"HTTP/1.1 400")
     assert daemon.get("/api/health").status_code == 200
     daemon.stop()

@@ -19,17 +19,24 @@ def slow_import(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
-async def test_a_slow_mcp_server_does_not_fail_the_first_codex_turn(tmp_path: Path, agent_env: dict[str, str],
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_slow_mcp_server_does_not_fail_the_first_codex_turn(
+    tmp_path: Path, agent_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name, value in agent_env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setattr("desktop.mcp.endpoint.importlib", SimpleNamespace(import_module=slow_import))
     (tmp_path / "project").mkdir()
     async with live_daemon(tmp_path / "home") as (_, _, client):
         # Codex waits 2 s for its MCP servers here, less than the loading takes
-        added = await client.post("/api/agents", json={
-            "name": "codex", "runtime": "codex", "folder": str(tmp_path / "project"),
-            "args": ["-c", "mcp_servers.coxswain.startup_timeout_sec=2"]})
+        added = await client.post(
+            "/api/agents",
+            json={
+                "name": "codex",
+                "runtime": "codex",
+                "folder": str(tmp_path / "project"),
+                "args": ["-c", "mcp_servers.coxswain.startup_timeout_sec=2"],
+            },
+        )
         assert added.status_code == 201, added.text
         row = (await client.post("/api/requests", json={"agent": "codex", "prompt": "TOOL echo hi"})).json()
         for _ in range(1200):

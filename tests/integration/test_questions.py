@@ -15,8 +15,9 @@ from tests.integration.test_runtime_claude import wait_for
 
 
 @pytest.fixture(params=sorted(CLI_OPTIONS))
-def asking_daemon(request: pytest.FixtureRequest, make_daemon: type[DaemonProcess], tmp_path: Path,
-                  agent_env: dict[str, str]) -> DaemonProcess:
+def asking_daemon(
+    request: pytest.FixtureRequest, make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str]
+) -> DaemonProcess:
     return with_cli_agent(make_daemon, tmp_path, agent_env, "agent", request.param)
 
 

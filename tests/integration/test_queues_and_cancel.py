@@ -16,13 +16,21 @@ STAMP = 'echo "{name} start $(date +%s.%N)" >> {log}; sleep {secs}; echo "{name}
 def test_thousand_concurrent_creates_get_every_number_once(daemon: DaemonProcess) -> None:
     async def create_all() -> list[str]:
         limits = httpx.Limits(max_connections=100)
-        async with httpx.AsyncClient(base_url=daemon.url, limits=limits, timeout=120,
-                                     headers={"Authorization": f"Bearer {daemon.token}"}) as client:
+        async with httpx.AsyncClient(
+            base_url=daemon.url, limits=limits, timeout=120, headers={"Authorization": f"Bearer {daemon.token}"}
+        ) as client:
             daemon.post("/api/settings", {"key": "approval_ttl", "value": "1h"})
             token = daemon.add_person("load")
-            answers = await asyncio.gather(*(
-                client.post("/api/requests", json={"agent": "shell", "prompt": f"true {i}"},
-                            headers={"Authorization": f"Bearer {token}"}) for i in range(1000)))
+            answers = await asyncio.gather(
+                *(
+                    client.post(
+                        "/api/requests",
+                        json={"agent": "shell", "prompt": f"true {i}"},
+                        headers={"Authorization": f"Bearer {token}"},
+                    )
+                    for i in range(1000)
+                )
+            )
             assert {a.status_code for a in answers} == {201}
             return [a.json()["id"] for a in answers]
 
@@ -97,8 +105,9 @@ def test_a_command_that_ignores_sigterm_is_killed_after_the_grace(daemon: Daemon
     assert ended["exit_code"] == -9
 
 
-def test_revoke_cancels_waiting_work_lets_running_finish_and_ends_the_token(daemon: DaemonProcess,
-                                                                             tmp_path: Path) -> None:
+def test_revoke_cancels_waiting_work_lets_running_finish_and_ends_the_token(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
     token = daemon.add_person("sam")
     running = daemon.request(f"sleep 1; echo finished > {tmp_path}/out", token=token)
     daemon.post(f"/api/requests/{running['id']}/approve")
@@ -122,12 +131,13 @@ def test_references_reach_the_shell_agent(daemon: DaemonProcess, tmp_path: Path)
     first = daemon.request("echo the answer is 42")
     daemon.wait_state(first["id"], "done")
     short = "R-" + first["id"].split("-")[1]
-    second = daemon.request(f"cat \"$COX_REFERENCES\" > {tmp_path}/refs.json # about {short}")
+    second = daemon.request(f'cat "$COX_REFERENCES" > {tmp_path}/refs.json # about {short}')
     assert second["references"] == [first["id"]]
     daemon.wait_state(second["id"], "done")
     context = json.loads((tmp_path / "refs.json").read_text())
-    assert context == [{"id": first["id"], "prompt": "echo the answer is 42", "state": "done",
-                        "result": "the answer is 42"}]
+    assert context == [
+        {"id": first["id"], "prompt": "echo the answer is 42", "state": "done", "result": "the answer is 42"}
+    ]
     unknown = daemon.post("/api/requests", {"agent": "shell", "prompt": "see R-77"})
     assert unknown.status_code == 404 and "no request" in unknown.json()["error"]
     assert len(daemon.get("/api/requests").json()) == 2
@@ -152,5 +162,8 @@ def test_event_stream_reports_changes(daemon: DaemonProcess) -> None:
                 seen.append(json.loads(line[5:]))
                 if seen[-1]["state"] == "done":
                     break
-    assert [(e["id"], e["state"]) for e in seen] == [(row["id"], "approved"), (row["id"], "running"),
-                                                     (row["id"], "done")]
+    assert [(e["id"], e["state"]) for e in seen] == [
+        (row["id"], "approved"),
+        (row["id"], "running"),
+        (row["id"], "done"),
+    ]

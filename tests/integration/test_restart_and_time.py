@@ -27,8 +27,9 @@ def test_runner_outlives_a_killed_daemon_and_is_reattached(make_daemon: type[Dae
     assert "the daemon was not running since" in done["timeline"][2]["text"]
 
 
-def test_command_that_ended_while_the_daemon_was_down_is_finished_normally(make_daemon: type[DaemonProcess],
-                                                                          tmp_path: Path) -> None:
+def test_command_that_ended_while_the_daemon_was_down_is_finished_normally(
+    make_daemon: type[DaemonProcess], tmp_path: Path
+) -> None:
     daemon = make_daemon(tmp_path / "home").start()
     row = daemon.request("sleep 0.5; echo bye; exit 4")
     daemon.wait_state(row["id"], "running")
@@ -39,8 +40,7 @@ def test_command_that_ended_while_the_daemon_was_down_is_finished_normally(make_
     assert failed["exit_code"] == 4 and failed["result"] == "bye"
 
 
-def test_runner_gone_means_outcome_unknown_never_a_second_run(make_daemon: type[DaemonProcess],
-                                                              tmp_path: Path) -> None:
+def test_runner_gone_means_outcome_unknown_never_a_second_run(make_daemon: type[DaemonProcess], tmp_path: Path) -> None:
     out = tmp_path / "lines"
     daemon = make_daemon(tmp_path / "home").start()
     row = daemon.request(f"echo run >> {out}; sleep 30")
@@ -57,8 +57,9 @@ def test_runner_gone_means_outcome_unknown_never_a_second_run(make_daemon: type[
     assert out.read_text() == "run\n"
 
 
-def test_approval_expires_while_the_daemon_is_down_before_it_could_run(make_daemon: type[DaemonProcess],
-                                                                      tmp_path: Path) -> None:
+def test_approval_expires_while_the_daemon_is_down_before_it_could_run(
+    make_daemon: type[DaemonProcess], tmp_path: Path
+) -> None:
     marker = tmp_path / "ran"
     daemon = make_daemon(tmp_path / "home").start()
     daemon.post("/api/settings", {"key": "approval_ttl", "value": "1s"})
@@ -116,8 +117,9 @@ def test_store_is_wal_versioned_and_backs_up_before_migrating(tmp_path: Path) ->
     with store.transaction() as conn:
         conn.execute("INSERT INTO settings (key, value) VALUES ('approval_ttl', '2h')")
     store.close()
-    upgraded = Store(tmp_path / "c.db", tmp_path / "backups",
-                     [*MIGRATIONS, "ALTER TABLE agents ADD COLUMN colour TEXT;"])
+    upgraded = Store(
+        tmp_path / "c.db", tmp_path / "backups", [*MIGRATIONS, "ALTER TABLE agents ADD COLUMN colour TEXT;"]
+    )
     assert upgraded.version == len(MIGRATIONS) + 1
     [backup] = (tmp_path / "backups").iterdir()
     assert backup.name.startswith(f"coxswain-v{len(MIGRATIONS)}-")
@@ -134,10 +136,16 @@ def test_requests_denied_before_the_denied_column_read_denied(tmp_path: Path) ->
         conn.execute("INSERT INTO principals (name, kind, token_hash, created_at) VALUES ('sam', 'person', 'x', 0)")
         conn.execute("INSERT INTO agents (name, runtime, folder, created_at) VALUES ('shell', 'shell', '/', 0)")
         for request_id, action in (("R20261201-01", "deny"), ("R20261201-02", "cancel")):
-            conn.execute("INSERT INTO requests (id, owner, agent, requester, prompt, state, created_at, updated_at) "
-                         "VALUES (?, 'owner', 'shell', 'sam', 'true', 'cancelled', 0, 0)", (request_id,))
-            conn.execute("INSERT INTO audit (at, actor, action, request_id, reason, prev_hash, hash) "
-                         "VALUES (0, 'owner', ?, ?, '', '', '')", (action, request_id))
+            conn.execute(
+                "INSERT INTO requests (id, owner, agent, requester, prompt, state, created_at, updated_at) "
+                "VALUES (?, 'owner', 'shell', 'sam', 'true', 'cancelled', 0, 0)",
+                (request_id,),
+            )
+            conn.execute(
+                "INSERT INTO audit (at, actor, action, request_id, reason, prev_hash, hash) "
+                "VALUES (0, 'owner', ?, ?, '', '', '')",
+                (action, request_id),
+            )
     older.close()
     store = Store(tmp_path / "c.db", tmp_path / "backups")
     marks = dict(store.conn.execute("SELECT id, denied FROM requests").fetchall())

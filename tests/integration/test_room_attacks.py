@@ -29,8 +29,9 @@ class Room:
 
     def client(self, source: str = "127.0.0.1", https: bool = False) -> httpx.Client:
         base = f"https://{ROOM_ADDRESS}:{self.https_port}" if https else self.daemon.url
-        return httpx.Client(base_url=base, verify=False, timeout=10,
-                            transport=httpx.HTTPTransport(local_address=source, verify=False))
+        return httpx.Client(
+            base_url=base, verify=False, timeout=10, transport=httpx.HTTPTransport(local_address=source, verify=False)
+        )
 
     def browser(self, token: str, source: str = "127.0.0.1", https: bool = False) -> tuple[httpx.Client, str]:
         """A client signed in like the room's page: the session cookie, and the CSRF token it was given."""
@@ -69,9 +70,23 @@ def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Room]:
 
 # --- DNS rebinding: only the exact addresses the daemon serves ------------------------------------------------
 
-HOSTS = ["localhost.evil:{p}", "127.0.0.1.nip.io:{p}", "0x7f.1:{p}", "0x7f000001:{p}", "2130706433:{p}", "127.1:{p}",
-         "127.0.0.1.:{p}", "localhost.:{p}", "evil.example", "127.0.0.1", "127.0.0.1:{q}", "[::ffff:127.0.0.1]:{p}",
-         "0.0.0.0:{p}", "LOCALHOST.evil:{p}", "{a}.nip.io:{p}"]
+HOSTS = [
+    "localhost.evil:{p}",
+    "127.0.0.1.nip.io:{p}",
+    "0x7f.1:{p}",
+    "0x7f000001:{p}",
+    "2130706433:{p}",
+    "127.1:{p}",
+    "127.0.0.1.:{p}",
+    "localhost.:{p}",
+    "evil.example",
+    "127.0.0.1",
+    "127.0.0.1:{q}",
+    "[::ffff:127.0.0.1]:{p}",
+    "0.0.0.0:{p}",
+    "LOCALHOST.evil:{p}",
+    "{a}.nip.io:{p}",
+]
 
 
 @pytest.mark.parametrize("host", HOSTS)
@@ -85,16 +100,27 @@ def test_a_foreign_host_header_is_refused(room: Room, host: str) -> None:
 
 # --- other sites' pages: Origin, Sec-Fetch-Site -------------------------------------------------------------
 
-ORIGINS = ["https://evil.example", "null", "http://127.0.0.1:{q}", "http://localhost.evil:{p}", "https://127.0.0.1:{p}",
-           "http://127.0.0.1.nip.io:{p}", "file://", "http://127.0.0.1:{p}.evil.example"]
+ORIGINS = [
+    "https://evil.example",
+    "null",
+    "http://127.0.0.1:{q}",
+    "http://localhost.evil:{p}",
+    "https://127.0.0.1:{p}",
+    "http://127.0.0.1.nip.io:{p}",
+    "file://",
+    "http://127.0.0.1:{p}.evil.example",
+]
 
 
 @pytest.mark.parametrize("origin", ORIGINS)
 def test_a_change_from_another_origin_is_refused(room: Room, origin: str) -> None:
     client, csrf = room.browser(room.sarah)
     before = room.count()
-    answer = client.post("/api/requests", json={"agent": "shell", "prompt": "echo pwned"},
-                         headers={"X-CSRF-Token": csrf, "Origin": origin.format(p=room.port, q=room.port + 1)})
+    answer = client.post(
+        "/api/requests",
+        json={"agent": "shell", "prompt": "echo pwned"},
+        headers={"X-CSRF-Token": csrf, "Origin": origin.format(p=room.port, q=room.port + 1)},
+    )
     assert answer.status_code == 403 and "other web pages" in answer.json()["error"]
     assert room.count() == before
 
@@ -102,8 +128,11 @@ def test_a_change_from_another_origin_is_refused(room: Room, origin: str) -> Non
 @pytest.mark.parametrize("site", ["cross-site", "same-site"])
 def test_a_change_fetched_by_another_site_is_refused(room: Room, site: str) -> None:
     client, csrf = room.browser(room.sarah)
-    answer = client.post("/api/requests", json={"agent": "shell", "prompt": "echo pwned"},
-                         headers={"X-CSRF-Token": csrf, "Sec-Fetch-Site": site})
+    answer = client.post(
+        "/api/requests",
+        json={"agent": "shell", "prompt": "echo pwned"},
+        headers={"X-CSRF-Token": csrf, "Sec-Fetch-Site": site},
+    )
     assert answer.status_code == 403
 
 
@@ -116,17 +145,29 @@ def test_another_site_cannot_read_the_requests_either(room: Room) -> None:
 # --- CSRF: a session cookie alone changes nothing ------------------------------------------------------------
 
 CSRF_CASES = {
-    "form": {"content": "agent=shell&prompt=echo+pwned",
-             "headers": {"Content-Type": "application/x-www-form-urlencoded"}, "status": 415},
+    "form": {
+        "content": "agent=shell&prompt=echo+pwned",
+        "headers": {"Content-Type": "application/x-www-form-urlencoded"},
+        "status": 415,
+    },
     "multipart": {"files": {"prompt": ("p", b"echo pwned")}, "status": 415},
-    "text/plain": {"content": '{"agent": "shell", "prompt": "echo pwned"}', "headers": {"Content-Type": "text/plain"},
-                   "status": 415},
+    "text/plain": {
+        "content": '{"agent": "shell", "prompt": "echo pwned"}',
+        "headers": {"Content-Type": "text/plain"},
+        "status": 415,
+    },
     "no token": {"json": {"agent": "shell", "prompt": "echo pwned"}, "status": 403},
-    "wrong token": {"json": {"agent": "shell", "prompt": "echo pwned"}, "headers": {"X-CSRF-Token": "0" * 32},
-                    "status": 403},
+    "wrong token": {
+        "json": {"agent": "shell", "prompt": "echo pwned"},
+        "headers": {"X-CSRF-Token": "0" * 32},
+        "status": 403,
+    },
     "token in the body": {"json": {"agent": "shell", "prompt": "echo pwned", "csrf": "{csrf}"}, "status": 403},
-    "token in the URL": {"json": {"agent": "shell", "prompt": "echo pwned"}, "params": {"csrf": "{csrf}"},
-                         "status": 403},
+    "token in the URL": {
+        "json": {"agent": "shell", "prompt": "echo pwned"},
+        "params": {"csrf": "{csrf}"},
+        "status": 403,
+    },
 }
 
 
@@ -148,23 +189,34 @@ def test_a_forged_change_is_refused(room: Room, case: str) -> None:
 def test_another_persons_csrf_token_does_not_fit(room: Room) -> None:
     client, _ = room.browser(room.sarah)
     _, mallorys = room.browser(room.mallory)
-    answer = client.post("/api/requests", json={"agent": "shell", "prompt": "echo pwned"},
-                         headers={"X-CSRF-Token": mallorys})
+    answer = client.post(
+        "/api/requests", json={"agent": "shell", "prompt": "echo pwned"}, headers={"X-CSRF-Token": mallorys}
+    )
     assert answer.status_code == 403 and "CSRF" in answer.json()["error"]
 
 
 def test_with_its_csrf_token_the_page_can_send(room: Room) -> None:
     client, csrf = room.browser(room.sarah)
-    answer = client.post("/api/requests", json={"agent": "shell", "prompt": "echo fine"},
-                         headers={"X-CSRF-Token": csrf})
+    answer = client.post(
+        "/api/requests", json={"agent": "shell", "prompt": "echo fine"}, headers={"X-CSRF-Token": csrf}
+    )
     assert answer.status_code == 201 and answer.json()["requester"] == "sarah"
 
 
 # --- tokens never in a URL ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("path", "key"), [("/api/requests", "token"), ("/api/requests", "access_token"),
-                                           ("/api/events", "token"), ("/room/me", "session"), ("/", "token"),
-                                           ("/api/health", "Authorization")])
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [
+        ("/api/requests", "token"),
+        ("/api/requests", "access_token"),
+        ("/api/events", "token"),
+        ("/room/me", "session"),
+        ("/", "token"),
+        ("/api/health", "Authorization"),
+    ],
+)
 def test_a_token_in_the_address_is_refused(room: Room, path: str, key: str) -> None:
     answer = room.client().get(path, params={key: room.daemon.token})
     assert answer.status_code == 400 and "never taken from the address" in answer.json()["error"]
@@ -172,8 +224,10 @@ def test_a_token_in_the_address_is_refused(room: Room, path: str, key: str) -> N
 
 # --- the event stream and WebSockets from other sites ----------------------------------------------------------
 
-@pytest.mark.parametrize("headers", [{"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"}],
-                         ids=["origin", "fetch-site"])
+
+@pytest.mark.parametrize(
+    "headers", [{"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"}], ids=["origin", "fetch-site"]
+)
 def test_another_site_cannot_open_the_event_stream(room: Room, headers: dict[str, str]) -> None:
     client, _ = room.browser(room.sarah)
     with client.stream("GET", "/api/events", headers=headers) as answer:
@@ -185,17 +239,20 @@ def test_no_websocket_is_ever_accepted(room: Room, origin: str) -> None:
     client, _ = room.browser(room.sarah)
     cookie = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
     with socket.create_connection(("127.0.0.1", room.port), timeout=5) as sock:
-        sock.sendall((f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{room.port}\r\nUpgrade: websocket\r\n"
-                      "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                      f"Sec-WebSocket-Version: 13\r\nOrigin: {origin.format(p=room.port)}\r\nCookie: {cookie}\r\n\r\n"
-                      ).encode())
+        sock.sendall(
+            (
+                f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{room.port}\r\nUpgrade: websocket\r\n"
+                "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                f"Sec-WebSocket-Version: 13\r\nOrigin: {origin.format(p=room.port)}\r\nCookie: {cookie}\r\n\r\n"
+            ).encode()
+        )
         status = sock.recv(200).split(b"\r\n")[0]
     assert status.startswith(b"HTTP/1.1 4"), status  # never 101 Switching Protocols
 
 
 # --- what agents and teammates write stays text ----------------------------------------------------------------
 
-SCRIPT = "<script>alert(document.cookie)</script><a href=\"javascript:alert(1)\">x</a>"
+SCRIPT = '<script>alert(document.cookie)</script><a href="javascript:alert(1)">x</a>'
 
 
 def test_a_prompt_with_script_comes_back_as_json_data(room: Room) -> None:
@@ -217,7 +274,7 @@ def test_the_page_runs_only_its_own_script(room: Room) -> None:
     page = room.client().get("/")
     policy = page.headers["content-security-policy"]
     assert "script-src 'self'" in policy and "unsafe-inline" not in policy and "unsafe-eval" not in policy
-    assert "<script src=\"/room/app.js\"" in page.text and "onclick=" not in page.text
+    assert '<script src="/room/app.js"' in page.text and "onclick=" not in page.text
 
 
 def test_the_page_code_never_writes_html(room: Room) -> None:
@@ -234,6 +291,7 @@ def test_the_room_cannot_be_framed(room: Room) -> None:
 
 # --- a revoked person ------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def revoked(room: Room) -> tuple[httpx.Client, str, str, str]:
     token = room.daemon.add_person("bob")
@@ -249,25 +307,29 @@ def test_a_revoked_persons_cookie_reads_nothing(room: Room, revoked: tuple[httpx
 
 
 def test_a_revoked_persons_cookie_changes_nothing(room: Room, revoked: tuple[httpx.Client, str, str, str]) -> None:
-    answer = revoked[0].post("/api/requests", json={"agent": "shell", "prompt": "echo x"},
-                             headers={"X-CSRF-Token": revoked[1]})
+    answer = revoked[0].post(
+        "/api/requests", json={"agent": "shell", "prompt": "echo x"}, headers={"X-CSRF-Token": revoked[1]}
+    )
     assert answer.status_code == 401
 
 
-def test_a_revoked_persons_cookie_opens_no_event_stream(room: Room,
-                                                        revoked: tuple[httpx.Client, str, str, str]) -> None:
+def test_a_revoked_persons_cookie_opens_no_event_stream(
+    room: Room, revoked: tuple[httpx.Client, str, str, str]
+) -> None:
     with revoked[0].stream("GET", "/api/events") as answer:
         assert answer.status_code == 401
 
 
-def test_a_revoked_persons_link_and_token_sign_no_one_in(room: Room,
-                                                         revoked: tuple[httpx.Client, str, str, str]) -> None:
+def test_a_revoked_persons_link_and_token_sign_no_one_in(
+    room: Room, revoked: tuple[httpx.Client, str, str, str]
+) -> None:
     client = room.client("127.0.0.4")
     assert client.post("/room/exchange", json={"code": revoked[2]}).status_code == 403
     assert client.post("/room/signin", json={"token": revoked[3]}).status_code == 403
 
 
 # --- guessing ------------------------------------------------------------------------------------------------
+
 
 def test_guessing_tokens_is_slowed_down(room: Room) -> None:
     guesser = room.client("127.0.0.3")
@@ -299,8 +361,19 @@ def test_guessing_link_codes_is_slowed_down_too(room: Room) -> None:
     assert guesser.post("/room/exchange", json={"code": "code-6"}).status_code == 429
 
 
-@pytest.mark.parametrize("body", ["not json", "{}", '{"token": ""}', '{"token": "' + "g" * 5000 + '"}',
-                                  '{"token": 5}', '{"token": "x", "admin": true}', '{"code": "x"}', "[]"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "not json",
+        "{}",
+        '{"token": ""}',
+        '{"token": "' + "g" * 5000 + '"}',
+        '{"token": 5}',
+        '{"token": "x", "admin": true}',
+        '{"code": "x"}',
+        "[]",
+    ],
+)
 def test_a_malformed_sign_in_is_answered_in_words_and_echoes_nothing(room: Room, body: str) -> None:
     answer = room.client("127.0.0.11").post("/room/signin", content=body, headers={"Content-Type": "application/json"})
     assert answer.status_code == 422 and answer.json()["error"]
@@ -309,6 +382,7 @@ def test_a_malformed_sign_in_is_answered_in_words_and_echoes_nothing(room: Room,
 
 
 # --- one-time links ------------------------------------------------------------------------------------------
+
 
 def test_a_link_signs_in_once(room: Room) -> None:
     url = room.daemon.post("/api/room/link", {"person": "sarah"}).json()["url"]
@@ -336,6 +410,7 @@ def test_only_the_owner_makes_links(room: Room) -> None:
 
 # --- the cookie -------------------------------------------------------------------------------------------------
 
+
 def test_the_session_cookie_is_out_of_scripts_reach_and_stays_on_this_site(room: Room) -> None:
     answer = room.client().post("/room/signin", json={"token": room.sarah})
     cookie = answer.headers["set-cookie"]
@@ -352,6 +427,7 @@ def test_over_https_the_cookie_is_secure_and_host_bound(room: Room) -> None:
 
 # --- the room on the network: HTTPS only -------------------------------------------------------------------------
 
+
 def test_the_certificate_served_is_the_one_the_owner_is_shown(room: Room) -> None:
     pem = ssl.get_server_certificate((ROOM_ADDRESS, room.https_port))
     served = hashlib.sha256(ssl.PEM_cert_to_DER_cert(pem)).hexdigest().upper()
@@ -362,42 +438,57 @@ def test_the_certificate_served_is_the_one_the_owner_is_shown(room: Room) -> Non
 def test_the_network_address_serves_the_room_over_https(room: Room) -> None:
     client, csrf = room.browser(room.sarah, https=True)
     assert client.get("/room/me").json()["you"] == "sarah"
-    answer = client.post("/api/requests", json={"agent": "shell", "prompt": "echo over https"},
-                         headers={"X-CSRF-Token": csrf, "Origin": f"https://{ROOM_ADDRESS}:{room.https_port}"})
+    answer = client.post(
+        "/api/requests",
+        json={"agent": "shell", "prompt": "echo over https"},
+        headers={"X-CSRF-Token": csrf, "Origin": f"https://{ROOM_ADDRESS}:{room.https_port}"},
+    )
     assert answer.status_code == 201
 
 
 def test_a_downgraded_origin_is_refused_on_https(room: Room) -> None:
     client, csrf = room.browser(room.sarah, https=True)
-    answer = client.post("/api/requests", json={"agent": "shell", "prompt": "echo x"},
-                         headers={"X-CSRF-Token": csrf, "Origin": f"http://{ROOM_ADDRESS}:{room.https_port}"})
+    answer = client.post(
+        "/api/requests",
+        json={"agent": "shell", "prompt": "echo x"},
+        headers={"X-CSRF-Token": csrf, "Origin": f"http://{ROOM_ADDRESS}:{room.https_port}"},
+    )
     assert answer.status_code == 403
 
 
 def test_plain_http_gets_nothing_from_the_network_address(room: Room) -> None:
     with pytest.raises(httpx.HTTPError):
-        httpx.get(f"http://{ROOM_ADDRESS}:{room.https_port}/api/health",
-                  headers={"Authorization": f"Bearer {room.daemon.token}"}, timeout=5)
+        httpx.get(
+            f"http://{ROOM_ADDRESS}:{room.https_port}/api/health",
+            headers={"Authorization": f"Bearer {room.daemon.token}"},
+            timeout=5,
+        )
 
 
 # --- methods and CORS -----------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("method", ["PUT", "DELETE", "OPTIONS"])
 def test_no_other_method_and_no_cors(room: Room, method: str) -> None:
-    answer = room.client().request(method, "/api/requests", headers={
-        "Origin": f"http://127.0.0.1:{room.port}", "Access-Control-Request-Method": "POST"})
+    answer = room.client().request(
+        method,
+        "/api/requests",
+        headers={"Origin": f"http://127.0.0.1:{room.port}", "Access-Control-Request-Method": "POST"},
+    )
     assert answer.status_code == 405
     assert not any(name.startswith("access-control-") for name in answer.headers)
 
 
 def test_the_mcp_server_takes_no_browser_cookie(room: Room) -> None:
     client, csrf = room.browser(room.sarah)
-    answer = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                         headers={"X-CSRF-Token": csrf})
+    answer = client.post(
+        "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers={"X-CSRF-Token": csrf}
+    )
     assert answer.status_code == 403
 
 
 # --- no secret in any log ---------------------------------------------------------------------------------------
+
 
 def test_no_token_session_or_code_reaches_a_log(tmp_path: Path) -> None:
     daemon = DaemonProcess(tmp_path / "home").start()

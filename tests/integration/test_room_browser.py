@@ -32,8 +32,9 @@ def phone(phones: list[Phone], browser: Browser, daemon: DaemonProcess) -> Phone
     return made
 
 
-def test_a_teammate_asks_the_owner_approves_and_both_watch_it_run(daemon: DaemonProcess, browser: Browser,
-                                                                  phones: list[Phone]) -> None:
+def test_a_teammate_asks_the_owner_approves_and_both_watch_it_run(
+    daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
     sarah = phone(phones, browser, daemon)
     page = sarah.sign_in(daemon.add_person("sarah"))
     page.evaluate("window.sameDocument = true")  # gone if the page ever reloads
@@ -98,10 +99,15 @@ def test_a_teammate_asks_the_owner_approves_and_both_watch_it_run(daemon: Daemon
     assert sarah.errors == [] and owner.errors == []
 
 
-def test_nothing_a_prompt_or_an_agent_prints_runs_in_anyone_elses_room(daemon: DaemonProcess, browser: Browser,
-                                                                        phones: list[Phone]) -> None:
-    hostile = ("<script>window.pwned='script'</script>", "<img src=x onerror=\"window.pwned='img'\">",
-               "<a href=\"javascript:window.pwned='link'\">click me</a>", "<svg onload=\"window.pwned='svg'\">")
+def test_nothing_a_prompt_or_an_agent_prints_runs_in_anyone_elses_room(
+    daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
+    hostile = (
+        "<script>window.pwned='script'</script>",
+        "<img src=x onerror=\"window.pwned='img'\">",
+        "<a href=\"javascript:window.pwned='link'\">click me</a>",
+        "<svg onload=\"window.pwned='svg'\">",
+    )
     prompt = "printf '%s\\n' " + " ".join("'" + text.replace("'", "'\\''") + "'" for text in hostile)
     mallory = phone(phones, browser, daemon)
     mallory.sign_in(daemon.add_person("mallory")).fill("#prompt", prompt)
@@ -125,8 +131,9 @@ def test_nothing_a_prompt_or_an_agent_prints_runs_in_anyone_elses_room(daemon: D
     phones[-1].shot("owner-hostile-output")
 
 
-def test_revoking_a_teammate_signs_their_open_page_out_at_once(daemon: DaemonProcess, browser: Browser,
-                                                               phones: list[Phone]) -> None:
+def test_revoking_a_teammate_signs_their_open_page_out_at_once(
+    daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
     sarah = phone(phones, browser, daemon)
     page = sarah.sign_in(daemon.add_person("sarah"))
     assert daemon.post("/api/people/sarah/revoke").status_code == 200
@@ -138,11 +145,15 @@ def test_revoking_a_teammate_signs_their_open_page_out_at_once(daemon: DaemonPro
 
 
 def test_a_background_task_console_with_test_counts_earlier_pages_and_live_lines(
-        daemon: DaemonProcess, browser: Browser, phones: list[Phone]) -> None:
-    done = daemon.post("/api/tasks", {"agent": "shell", "command": f"seq 1 3000; {PYTEST}",
-                                      "description": "pytest sample"}).json()
-    live = daemon.post("/api/tasks", {"agent": "shell", "command": "for i in 1 2 3 4 5; do echo tick $i; sleep 0.6;"
-                                      " done", "description": "ticks"}).json()
+    daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
+    done = daemon.post(
+        "/api/tasks", {"agent": "shell", "command": f"seq 1 3000; {PYTEST}", "description": "pytest sample"}
+    ).json()
+    live = daemon.post(
+        "/api/tasks",
+        {"agent": "shell", "command": "for i in 1 2 3 4 5; do echo tick $i; sleep 0.6; done", "description": "ticks"},
+    ).json()
     page = phone(phones, browser, daemon).sign_in(daemon.token)
     page.locator(f"#tasks a[href='#/t/{live['id']}']").click()
     expect(page.locator("#console")).to_contain_text("tick 1")
@@ -170,8 +181,9 @@ def test_a_background_task_console_with_test_counts_earlier_pages_and_live_lines
     phones[-1].shot("task-console")
 
 
-def test_a_requests_console_pages_back_and_shows_a_line_still_being_drawn(daemon: DaemonProcess, browser: Browser,
-                                                                         phones: list[Phone]) -> None:
+def test_a_requests_console_pages_back_and_shows_a_line_still_being_drawn(
+    daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
     page = phone(phones, browser, daemon).sign_in(daemon.token)
     page.fill("#prompt", "seq 1 1500; printf 'downloading 10%%'; sleep 4; printf '\\rdownloading 100%%\\n'; echo ok")
     page.get_by_role("button", name="Send").click()
@@ -194,8 +206,9 @@ def test_a_requests_console_pages_back_and_shows_a_line_still_being_drawn(daemon
     assert page.locator("#console").inner_text().startswith("501\n")
 
 
-def test_a_teammate_answers_the_agents_question_from_the_room(claude_daemon: DaemonProcess, browser: Browser,
-                                                              phones: list[Phone]) -> None:
+def test_a_teammate_answers_the_agents_question_from_the_room(
+    claude_daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
     """The real Claude Code against the scripted model asks through its AskUserQuestion; Sarah answers on her
     phone and the answer reaches the model."""
     daemon = claude_daemon
@@ -206,8 +219,9 @@ def test_a_teammate_answers_the_agents_question_from_the_room(claude_daemon: Dae
     request_id = daemon.newest_request()["id"]
     daemon.post(f"/api/requests/{request_id}/approve")
     page.locator(f"#requests a[href='#/r/{request_id}']").click()
-    expect(page.locator("#r-question-text")).to_have_text("claude asks: Shall I deploy to staging? [Yes / No]",
-                                                          timeout=60_000)
+    expect(page.locator("#r-question-text")).to_have_text(
+        "claude asks: Shall I deploy to staging? [Yes / No]", timeout=60_000
+    )
     page.fill("#answer", "No, wait for the release")
     page.keyboard.press("Enter")
     expect(page.locator("#r-meta .state")).to_have_text("done", timeout=60_000)
@@ -216,8 +230,9 @@ def test_a_teammate_answers_the_agents_question_from_the_room(claude_daemon: Dae
     expect(page.locator("#r-timeline")).to_contain_text(["answered by sarah"])
 
 
-def test_the_owner_approves_a_session_an_agent_wants_from_the_phone(claude_daemon: DaemonProcess, browser: Browser,
-                                                                      phones: list[Phone]) -> None:
+def test_the_owner_approves_a_session_an_agent_wants_from_the_phone(
+    claude_daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
     """The card of a session an agent wants names it, its runtime and folder, its group and the accounts line."""
     import json
     import threading
@@ -231,12 +246,23 @@ def test_the_owner_approves_a_session_an_agent_wants_from_the_phone(claude_daemo
     daemon.wait_state(parent["id"], "running")
     token = (daemon.home / "tasks" / f"{parent['id']}.1" / "session.token").read_text()
     answers: list[dict[str, object]] = []
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "start_session", "arguments": {
-        "prompt": "echo <b>from S1</b>", "title": "Check deps", "group": "Release 2.4"}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "start_session",
+            "arguments": {"prompt": "echo <b>from S1</b>", "title": "Check deps", "group": "Release 2.4"},
+        },
+    }
 
     def start() -> None:  # as the agent's CLI would: the call waits for the owner
-        answer = httpx.post(daemon.url + "/mcp", json=call, timeout=60, headers={
-            "Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"})
+        answer = httpx.post(
+            daemon.url + "/mcp",
+            json=call,
+            timeout=60,
+            headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
+        )
         answers.append(json.loads(answer.json()["result"]["content"][0]["text"]))
 
     caller = threading.Thread(target=start)
@@ -247,7 +273,8 @@ def test_the_owner_approves_a_session_an_agent_wants_from_the_phone(claude_daemo
     expect(card.locator("strong")).to_contain_text("an agent wants a session: Check deps", timeout=30_000)
     expect(card.locator(".session")).to_have_text(
         f"Session S1 · shell in {daemon.home / 'workspace'} · Group: Release 2.4 · via agent · sleep 60 # release "
-        "checks")
+        "checks"
+    )
     expect(card.locator(".accounts")).to_contain_text("Sessions it starts use this machine's accounts")
     expect(card.locator(".prompt")).to_have_text("echo <b>from S1</b>")
     assert owner.page.evaluate("document.documentElement.scrollWidth") <= 375, "a long folder wraps"

@@ -22,8 +22,10 @@ def continued(daemon: DaemonProcess, *made: tuple[str, str, bool]) -> list[str]:
     store = Store(daemon.home / "coxswain.db", daemon.home / "backups")
     try:
         ledger = Ledger(store, time.time)
-        ids = [ledger.create_continuation(ledger.get(origin), prompt, "T1 ended", approved).id
-               for origin, prompt, approved in made]
+        ids = [
+            ledger.create_continuation(ledger.get(origin), prompt, "T1 ended", approved).id
+            for origin, prompt, approved in made
+        ]
     finally:
         store.close()
     daemon.start()
@@ -35,11 +37,13 @@ def short(request_id: str) -> str:
 
 
 def test_a_continuation_is_badged_in_the_list_and_on_its_page_and_links_to_its_origin(
-        daemon: DaemonProcess, browser: Browser, phones: list[Phone]) -> None:
+    daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
     origin = daemon.request("echo started T1 in the background")["id"]
     daemon.wait_state(origin, "done")
-    woken, waiting = continued(daemon, (origin, "echo 'T1 failed: 1 <b>test</b>'", True),
-                               (origin, "echo a second look", False))
+    woken, waiting = continued(
+        daemon, (origin, "echo 'T1 failed: 1 <b>test</b>'", True), (origin, "echo a second look", False)
+    )
     daemon.wait_state(woken, "done")
     owner = phone(phones, browser, daemon)
     page = owner.sign_in(daemon.token)

@@ -21,8 +21,9 @@ def open_request(page: Page, request_id: str) -> None:
     expect(page.locator("#r-title")).to_contain_text(request_id)
 
 
-def test_a_failed_requests_summary_says_why_in_red_in_the_consoles_font(daemon: DaemonProcess, browser: Browser,
-                                                                        phones: list[Phone]) -> None:
+def test_a_failed_requests_summary_says_why_in_red_in_the_consoles_font(
+    daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
     failed = daemon.request("seq 1 30; echo boom >&2; exit 3")["id"]
     done = daemon.request("echo all good")["id"]
     daemon.wait_state(failed, "failed")
@@ -64,8 +65,9 @@ def whole_lines_seen(console: Locator) -> dict[str, float]:
     return seen
 
 
-def test_load_earlier_lines_up_with_the_console_whose_lines_are_never_cut(daemon: DaemonProcess, browser: Browser,
-                                                                          phones: list[Phone]) -> None:
+def test_load_earlier_lines_up_with_the_console_whose_lines_are_never_cut(
+    daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
     request_id = daemon.request("seq 1 700")["id"]
     daemon.wait_state(request_id, "done")
     owner = phone(phones, browser, daemon)
@@ -95,7 +97,8 @@ def test_load_earlier_lines_up_with_the_console_whose_lines_are_never_cut(daemon
 
 
 def test_ask_an_agent_offers_one_that_is_ready_and_an_agent_that_runs_reads_working(
-        daemon: DaemonProcess, browser: Browser, phones: list[Phone]) -> None:
+    daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
     added = daemon.post("/api/agents", {"name": "claude", "runtime": "claude", "folder": str(daemon.home)})
     assert added.status_code == 201, added.text  # listed first, and its CLI is not on this daemon's PATH
     sarah_token = daemon.add_person("sarah")
@@ -123,8 +126,9 @@ def test_ask_an_agent_offers_one_that_is_ready_and_an_agent_that_runs_reads_work
     assert sarah.errors == []
 
 
-def test_a_request_the_owner_denied_reads_denied_in_the_cancelled_colour(daemon: DaemonProcess, browser: Browser,
-                                                                          phones: list[Phone]) -> None:
+def test_a_request_the_owner_denied_reads_denied_in_the_cancelled_colour(
+    daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
     token = daemon.add_person("sarah")
     denied = daemon.request("echo deny me", token=token)["id"]
     cancelled = daemon.request("echo never mind", token=token)["id"]
@@ -155,8 +159,9 @@ def test_a_request_the_owner_denied_reads_denied_in_the_cancelled_colour(daemon:
     assert sarah.errors == []
 
 
-def test_signing_out_is_said_plainly_not_as_an_error(daemon: DaemonProcess, browser: Browser,
-                                                    phones: list[Phone]) -> None:
+def test_signing_out_is_said_plainly_not_as_an_error(
+    daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
     sarah = phone(phones, browser, daemon)
     page = sarah.sign_in(daemon.add_person("sarah"))
     page.evaluate("say('Connection lost; reconnecting…', true)")  # as when the ended stream errs before the answer

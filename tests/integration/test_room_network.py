@@ -44,14 +44,22 @@ def owners_certificate(path: Path, address: str) -> str:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "laptop.tailnet.example")])
     now = datetime.datetime.now(datetime.UTC)
-    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-                   .serial_number(x509.random_serial_number()).not_valid_before(now)
-                   .not_valid_after(now + datetime.timedelta(days=30))
-                   .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(address))]),
-                                  critical=False).sign(key, hashes.SHA256()))
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + datetime.timedelta(days=30))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(address))]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
     pem = certificate.public_bytes(serialization.Encoding.PEM)
-    path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                       serialization.NoEncryption()) + pem)
+    path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        + pem
+    )
     return ":".join(f"{b:02X}" for b in hashlib.sha256(certificate.public_bytes(serialization.Encoding.DER)).digest())
 
 
@@ -62,8 +70,9 @@ def test_the_owners_own_certificate_is_served(daemon: DaemonProcess, tmp_path: P
     assert room["fingerprint"] == expected == served_fingerprint("127.0.0.2", port)
 
 
-def test_a_bad_certificate_or_a_foreign_address_is_said_and_the_daemon_goes_on(make_daemon: Any,
-                                                                                 tmp_path: Path) -> None:
+def test_a_bad_certificate_or_a_foreign_address_is_said_and_the_daemon_goes_on(
+    make_daemon: Any, tmp_path: Path
+) -> None:
     daemon = make_daemon(tmp_path / "home").start()
     (tmp_path / "broken.pem").write_text("-----BEGIN CERTIFICATE-----\nnot a certificate\n")
     room = settle(daemon, room_certificate=str(tmp_path / "broken.pem"), room_address="127.0.0.2")
@@ -86,8 +95,9 @@ def test_a_bad_certificate_or_a_foreign_address_is_said_and_the_daemon_goes_on(m
     assert "not served: the room cannot be served at 192.0.2.7" in shown
 
 
-def test_each_address_gets_its_own_certificate_and_the_choice_survives_a_restart(make_daemon: Any,
-                                                                                  tmp_path: Path) -> None:
+def test_each_address_gets_its_own_certificate_and_the_choice_survives_a_restart(
+    make_daemon: Any, tmp_path: Path
+) -> None:
     daemon = make_daemon(tmp_path / "home").start()
     port = free_port("127.0.0.2")
     first = settle(daemon, room_port=str(port), room_address="127.0.0.2")

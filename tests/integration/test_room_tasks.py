@@ -27,8 +27,7 @@ def style(locator: Locator, name: str) -> str:
 
 
 def start(daemon: DaemonProcess, command: str, description: str = "", kind: str = "command") -> dict[str, Any]:
-    answer = daemon.post("/api/tasks", {"agent": "shell", "command": command, "description": description,
-                                        "kind": kind})
+    answer = daemon.post("/api/tasks", {"agent": "shell", "command": command, "description": description, "kind": kind})
     assert answer.status_code == 201, answer.text
     return dict(answer.json())
 
@@ -68,7 +67,8 @@ def row(page: Page, task_id: str) -> Locator:
 
 
 def test_ended_tasks_stay_as_dimmed_rows_that_say_how_they_ended_and_x_hides_one_for_the_tabs_life(
-        daemon: DaemonProcess, browser: Browser, phones: list[Phone]) -> None:
+    daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
     unknown = lost_on_restart(daemon)
     failed = ended(daemon, start(daemon, PYTEST, "pytest sample")["id"])
     done = ended(daemon, start(daemon, f"{PYTEST} -k 'not fails'", "pytest, the passing ones")["id"])
@@ -83,8 +83,12 @@ def test_ended_tasks_stay_as_dimmed_rows_that_say_how_they_ended_and_x_hides_one
     expect(rows).to_have_count(5)
     expect(row(page, running["id"]).locator(".state")).to_have_text("running")
     expect(row(page, running["id"]).locator(".what").first).to_have_text("shell · monitor")
-    pills = {done["id"]: ("✓ completed", GREEN), failed["id"]: ("✘ failed (exit 1)", RED),
-             stopped["id"]: ("■ stopped", MUTED), unknown["id"]: ("? ended, result unknown", MUTED)}
+    pills = {
+        done["id"]: ("✓ completed", GREEN),
+        failed["id"]: ("✘ failed (exit 1)", RED),
+        stopped["id"]: ("■ stopped", MUTED),
+        unknown["id"]: ("? ended, result unknown", MUTED),
+    }
     for task in (done, failed, stopped, unknown):
         shown = row(page, task["id"])
         text, colour = pills[task["id"]]
@@ -123,7 +127,8 @@ def test_ended_tasks_stay_as_dimmed_rows_that_say_how_they_ended_and_x_hides_one
 
 
 def test_the_summary_line_spins_while_something_runs_and_the_panel_is_gone_with_nothing_to_show(
-        daemon: DaemonProcess, browser: Browser, phones: list[Phone]) -> None:
+    daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
     owner = phone(phones, browser, daemon)
     page = owner.sign_in(daemon.token)
     calm = Phone(browser, daemon.url + "/", reduced_motion="reduce")
@@ -139,8 +144,9 @@ def test_the_summary_line_spins_while_something_runs_and_the_panel_is_gone_with_
     expect(spinner).to_be_visible()
     assert style(spinner, "animationName") == "spin"
     turned = spinner.evaluate("(node) => getComputedStyle(node).transform")
-    page.wait_for_function("([node, was]) => getComputedStyle(node).transform !== was",
-                           arg=[spinner.element_handle(), turned])
+    page.wait_for_function(
+        "([node, was]) => getComputedStyle(node).transform !== was", arg=[spinner.element_handle(), turned]
+    )
     page.locator("#tasks-box").scroll_into_view_if_needed()
     owner.shot("tasks-spinner")
     expect(still.locator("#tasks-spinner")).to_be_visible()
@@ -159,7 +165,8 @@ def test_the_summary_line_spins_while_something_runs_and_the_panel_is_gone_with_
 
 
 def test_a_task_consoles_header_names_it_its_type_duration_state_and_exit_code(
-        daemon: DaemonProcess, browser: Browser, phones: list[Phone]) -> None:
+    daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
     failed = ended(daemon, start(daemon, PYTEST, "pytest sample")["id"])
     done = ended(daemon, start(daemon, "echo fine")["id"])
     watching = start(daemon, "sleep 120", "tail <b>the</b> logs\u202e", kind="monitor")
@@ -171,8 +178,12 @@ def test_a_task_consoles_header_names_it_its_type_duration_state_and_exit_code(
     expect(title).to_have_text(f"{failed['id']} · pytest sample")
     expect(meta.locator(".state")).to_have_text("✘ failed")
     assert style(meta.locator(".state"), "color") == RED
-    expect(meta).to_have_text(re.compile(rf"^✘ failed command · {ran(failed)} · exit code 1 · started at "
-                                         r"\d\d:\d\d:\d\d( [AP]M)? by shell$"))
+    expect(meta).to_have_text(
+        re.compile(
+            rf"^✘ failed command · {ran(failed)} · exit code 1 · started at "
+            r"\d\d:\d\d:\d\d( [AP]M)? by shell$"
+        )
+    )
     expect(chip).to_have_text("✓ 3 ✘ 1")
     assert style(chip, "color") == RED == style(chip, "borderTopColor"), "red: tests failed"
     owner.shot("task-header-failed")
@@ -194,7 +205,11 @@ def test_a_task_consoles_header_names_it_its_type_duration_state_and_exit_code(
     expect(meta.locator(".exit")).to_have_count(0)  # no exit code while it runs
     owner.shot("task-header-running")
     page.get_by_role("button", name="Stop").click()
-    expect(meta).to_have_text(re.compile(r"^■ stopped monitor · \d+ s · (exit code -?\d+|no exit code) · "
-                                         r"stopped by owner · started at "))
+    expect(meta).to_have_text(
+        re.compile(
+            r"^■ stopped monitor · \d+ s · (exit code -?\d+|no exit code) · "
+            r"stopped by owner · started at "
+        )
+    )
     assert style(meta.locator(".state"), "color") == MUTED
     assert owner.errors == []

@@ -54,8 +54,9 @@ def wait_for(condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyp
         time.sleep(0.05)
 
 
-def test_tool_call_result_and_session(claude_daemon: DaemonProcess, fake_model: FakeModelServer,
-                                      tmp_path: Path) -> None:
+def test_tool_call_result_and_session(
+    claude_daemon: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path
+) -> None:
     row = claude_daemon.request("TOOL echo hi > made-by-claude.txt; echo hi", agent="claude")
     done = claude_daemon.wait_state(row["id"], "done", timeout=60)
     assert done["result"] == "finished; last output: hi"
@@ -83,8 +84,9 @@ def test_references_reach_claude_as_a_context_block(claude_daemon: DaemonProcess
     assert f"--- {first['id']} (done)" in sent and "Result: the answer is 42" in sent
 
 
-def test_runtime_killed_mid_turn_resumes_the_same_session(claude_daemon: DaemonProcess,
-                                                          fake_model: FakeModelServer, tmp_path: Path) -> None:
+def test_runtime_killed_mid_turn_resumes_the_same_session(
+    claude_daemon: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path
+) -> None:
     marker, sleep = tmp_path / "project" / "steps", unique_sleep()
     row = claude_daemon.request(f"TOOL echo one >> {marker}; {sleep}\nTOOL echo two >> {marker}", agent="claude")
     wait_for(lambda: marker.exists() and still_running(sleep) and recorded(tmp_path, sleep))
@@ -102,8 +104,9 @@ def test_runtime_killed_mid_turn_resumes_the_same_session(claude_daemon: DaemonP
     assert len(claude_daemon.get("/api/requests").json()) == 1, "never appears twice"
 
 
-def test_daemon_killed_mid_turn_the_turn_finishes_once(claude_daemon: DaemonProcess, fake_model: FakeModelServer,
-                                                       tmp_path: Path) -> None:
+def test_daemon_killed_mid_turn_the_turn_finishes_once(
+    claude_daemon: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path
+) -> None:
     marker = tmp_path / "project" / "steps"
     row = claude_daemon.request(f"TOOL echo one >> {marker}; sleep 2\nTOOL echo two >> {marker}", agent="claude")
     wait_for(lambda: marker.exists())
@@ -119,8 +122,9 @@ def test_daemon_killed_mid_turn_the_turn_finishes_once(claude_daemon: DaemonProc
 
 def test_cancel_stops_before_the_next_tool_call(claude_daemon: DaemonProcess, tmp_path: Path) -> None:
     marker = tmp_path / "project" / "steps"
-    row = claude_daemon.request(f"TOOL echo one >> {marker}; sleep 2; echo first done >> {marker}\n"
-                                f"TOOL echo two >> {marker}", agent="claude")
+    row = claude_daemon.request(
+        f"TOOL echo one >> {marker}; sleep 2; echo first done >> {marker}\nTOOL echo two >> {marker}", agent="claude"
+    )
     wait_for(lambda: marker.exists())
     assert claude_daemon.post(f"/api/requests/{row['id']}/cancel").json()["cancel_requested"]
     ended = claude_daemon.wait_state(row["id"], "cancelled", timeout=60)
@@ -128,8 +132,9 @@ def test_cancel_stops_before_the_next_tool_call(claude_daemon: DaemonProcess, tm
     assert ended["timeline"][-1]["text"] == "cancelled at a safe point"
 
 
-def test_cancel_while_the_model_thinks_stops_before_the_next_tool_call(claude_daemon: DaemonProcess,
-                                                                      tmp_path: Path) -> None:
+def test_cancel_while_the_model_thinks_stops_before_the_next_tool_call(
+    claude_daemon: DaemonProcess, tmp_path: Path
+) -> None:
     marker = tmp_path / "project" / "steps"
     row = claude_daemon.request(f"DELAY 3\nTOOL echo one >> {marker}\nTOOL echo two >> {marker}", agent="claude")
     wait_for(lambda: marker.exists(), timeout=60)
@@ -147,8 +152,9 @@ def test_authentication_error_in_words(claude_daemon: DaemonProcess) -> None:
     assert failed["timeline"][-1]["text"].startswith("failed: Failed to authenticate")
 
 
-def test_missing_cli_or_key_is_shown_and_fails_with_a_reason(make_daemon: type[DaemonProcess], tmp_path: Path,
-                                                             agent_env: dict[str, str]) -> None:
+def test_missing_cli_or_key_is_shown_and_fails_with_a_reason(
+    make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str]
+) -> None:
     bare = make_daemon(tmp_path / "bare").start(env={"PATH": "/usr/bin:/bin", "ANTHROPIC_API_KEY": "k"})
     bare.post("/api/agents", {"name": "claude", "runtime": "claude", "folder": str(tmp_path)})
     row = bare.request("SAY hi", agent="claude")
@@ -162,8 +168,9 @@ def test_missing_cli_or_key_is_shown_and_fails_with_a_reason(make_daemon: type[D
     assert "claude: no API key" in daemon.cox("agent", "list", check=True).stdout
 
 
-def test_agent_options_are_validated_and_reach_the_cli(claude_daemon: DaemonProcess, fake_model: FakeModelServer,
-                                                       tmp_path: Path) -> None:
+def test_agent_options_are_validated_and_reach_the_cli(
+    claude_daemon: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path
+) -> None:
     folder = str(tmp_path / "project")
     refusals = [
         ({"permission_mode": "yolo"}, 400, "not a permission mode of claude; use one of: default, acceptEdits"),
@@ -175,9 +182,22 @@ def test_agent_options_are_validated_and_reach_the_cli(claude_daemon: DaemonProc
     for options, status, words in refusals:
         answer = claude_daemon.post("/api/agents", {"name": "c2", "runtime": "claude", "folder": folder, **options})
         assert answer.status_code == status and words in answer.json()["error"], answer.text
-    made = claude_daemon.cox("agent", "add", "c2", "--runtime", "claude", "--folder", folder, "--model",
-                             "claude-test-model", "--permission-mode", "acceptEdits", "--env", "LANG=C.UTF-8",
-                             check=True)
+    made = claude_daemon.cox(
+        "agent",
+        "add",
+        "c2",
+        "--runtime",
+        "claude",
+        "--folder",
+        folder,
+        "--model",
+        "claude-test-model",
+        "--permission-mode",
+        "acceptEdits",
+        "--env",
+        "LANG=C.UTF-8",
+        check=True,
+    )
     assert made.stdout.strip().endswith("; ready")
     row = claude_daemon.request("SAY done", agent="c2")
     claude_daemon.wait_state(row["id"], "done", timeout=60)
@@ -199,8 +219,9 @@ def test_a_resume_whose_session_is_gone_fails_with_the_reason(claude_daemon: Dae
     assert len(list((claude_daemon.home / "tasks").glob(f"{row['id']}.*"))) == 2, "one resume, no loop"
 
 
-def test_a_broken_stream_falls_back_to_a_plain_answer(claude_daemon: DaemonProcess,
-                                                      fake_model: FakeModelServer) -> None:
+def test_a_broken_stream_falls_back_to_a_plain_answer(
+    claude_daemon: DaemonProcess, fake_model: FakeModelServer
+) -> None:
     row = claude_daemon.request("CUT\nSAY answered without a stream", agent="claude")
     done = claude_daemon.wait_state(row["id"], "done", timeout=120)
     assert done["result"] == "answered without a stream"

@@ -17,10 +17,20 @@ RUNTIMES = {
     # kill: when the resume test kills the CLI: during a tool call, or after one while the model answers (Gemini does
     # not save a tool call that was still running, so a resumed Gemini runs it again)
     "codex": {"path": "/responses", "history": "input", "auth": "401 Unauthorized", "options": {}, "kill": "tool"},
-    "gemini": {"path": "streamGenerateContent", "history": "contents", "auth": "API key not valid",
-               "options": {"model": "gemini-2.5-pro"}, "kill": "model"},
-    "copilot": {"path": "/chat/completions", "history": "messages", "auth": "Authentication failed with provider",
-                "options": {}, "kill": "tool"},
+    "gemini": {
+        "path": "streamGenerateContent",
+        "history": "contents",
+        "auth": "API key not valid",
+        "options": {"model": "gemini-2.5-pro"},
+        "kill": "model",
+    },
+    "copilot": {
+        "path": "/chat/completions",
+        "history": "messages",
+        "auth": "Authentication failed with provider",
+        "options": {},
+        "kill": "tool",
+    },
 }
 
 
@@ -30,12 +40,15 @@ def runtime(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def cli_daemon(make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str],
-                 runtime: str) -> DaemonProcess:
+def cli_daemon(
+    make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str], runtime: str
+) -> DaemonProcess:
     daemon = make_daemon(tmp_path / "home").start(env=agent_env)
     (tmp_path / "project").mkdir()
-    answer = daemon.post("/api/agents", {"name": "agent", "runtime": runtime, "folder": str(tmp_path / "project"),
-                                         **RUNTIMES[runtime]["options"]})
+    answer = daemon.post(
+        "/api/agents",
+        {"name": "agent", "runtime": runtime, "folder": str(tmp_path / "project"), **RUNTIMES[runtime]["options"]},
+    )
     assert answer.status_code == 201, answer.text
     return daemon
 
@@ -44,16 +57,23 @@ def model_calls(model: FakeModelServer, runtime: str) -> list[dict[str, object]]
     return [r["body"] for r in model.requests() if r["method"] == "POST" and RUNTIMES[runtime]["path"] in r["path"]]
 
 
-def test_tool_call_result_and_session(cli_daemon: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path,
-                                      runtime: str) -> None:
+def test_tool_call_result_and_session(
+    cli_daemon: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path, runtime: str
+) -> None:
     row = cli_daemon.request("TOOL echo hi > made-by-the-agent.txt; echo hi", agent="agent")
     done = cli_daemon.wait_state(row["id"], "done", timeout=60)
     assert done["result"] == "finished; last output: hi"
     assert (tmp_path / "project" / "made-by-the-agent.txt").read_text() == "hi\n"
-    stored = {"codex": tmp_path / "codex-home", "gemini": tmp_path / "user-home" / ".gemini",
-              "copilot": tmp_path / "user-home" / ".copilot"}[runtime]
-    assert done["session_ref"] and any(done["session_ref"] in path.read_text(errors="replace")
-                                       for path in stored.rglob("*") if path.is_file() and "session" in str(path))
+    stored = {
+        "codex": tmp_path / "codex-home",
+        "gemini": tmp_path / "user-home" / ".gemini",
+        "copilot": tmp_path / "user-home" / ".copilot",
+    }[runtime]
+    assert done["session_ref"] and any(
+        done["session_ref"] in path.read_text(errors="replace")
+        for path in stored.rglob("*")
+        if path.is_file() and "session" in str(path)
+    )
     assert len(model_calls(fake_model, runtime)) == 2
 
 
@@ -66,8 +86,9 @@ def test_progress_from_the_plan_and_never_invented(cli_daemon: DaemonProcess, ru
         assert done["progress"] == pytest.approx(33.3)
 
 
-def test_runtime_killed_mid_turn_resumes_the_same_session(cli_daemon: DaemonProcess, fake_model: FakeModelServer,
-                                                          tmp_path: Path, runtime: str) -> None:
+def test_runtime_killed_mid_turn_resumes_the_same_session(
+    cli_daemon: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path, runtime: str
+) -> None:
     marker, sleep = tmp_path / "project" / "steps", unique_sleep()
     if RUNTIMES[runtime]["kill"] == "tool":
         prompt = f"TOOL echo one >> {marker}; {sleep}\nTOOL echo two >> {marker}"
@@ -87,8 +108,9 @@ def test_runtime_killed_mid_turn_resumes_the_same_session(cli_daemon: DaemonProc
     assert "TOOL echo one" in resumed and "The session was interrupted" in resumed, "history re-sent"
 
 
-def test_daemon_killed_mid_turn_the_turn_finishes_once(cli_daemon: DaemonProcess, fake_model: FakeModelServer,
-                                                       tmp_path: Path, runtime: str) -> None:
+def test_daemon_killed_mid_turn_the_turn_finishes_once(
+    cli_daemon: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path, runtime: str
+) -> None:
     marker = tmp_path / "project" / "steps"
     row = cli_daemon.request(f"TOOL echo one >> {marker}; sleep 2\nTOOL echo two >> {marker}", agent="agent")
     wait_for(lambda: marker.exists())
@@ -102,8 +124,10 @@ def test_daemon_killed_mid_turn_the_turn_finishes_once(cli_daemon: DaemonProcess
 
 def test_cancel_interrupts_right_after_the_tool_call(cli_daemon: DaemonProcess, tmp_path: Path, runtime: str) -> None:
     marker = tmp_path / "project" / "steps"
-    row = cli_daemon.request(f"DELAY 0.5\nTOOL echo one >> {marker}; sleep 2; echo first done >> {marker}\n"
-                               f"TOOL echo two >> {marker}", agent="agent")
+    row = cli_daemon.request(
+        f"DELAY 0.5\nTOOL echo one >> {marker}; sleep 2; echo first done >> {marker}\nTOOL echo two >> {marker}",
+        agent="agent",
+    )
     wait_for(lambda: marker.exists())
     cli_daemon.post(f"/api/requests/{row['id']}/cancel")
     ended = cli_daemon.wait_state(row["id"], "cancelled", timeout=60)
@@ -112,8 +136,9 @@ def test_cancel_interrupts_right_after_the_tool_call(cli_daemon: DaemonProcess, 
     assert_words(ended["result"])
 
 
-def test_cancel_while_the_model_thinks_stops_before_the_next_tool_call(cli_daemon: DaemonProcess, tmp_path: Path,
-                                                                      runtime: str) -> None:
+def test_cancel_while_the_model_thinks_stops_before_the_next_tool_call(
+    cli_daemon: DaemonProcess, tmp_path: Path, runtime: str
+) -> None:
     marker = tmp_path / "project" / "steps"
     row = cli_daemon.request(f"DELAY 3\nTOOL echo one >> {marker}\nTOOL echo two >> {marker}", agent="agent")
     wait_for(lambda: marker.exists(), timeout=60)

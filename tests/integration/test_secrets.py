@@ -13,14 +13,23 @@ SECRET = "sk-ant-test-7f3a9c2e51"
 
 
 def test_secret_set_from_stdin_reaches_claude_only_through_its_environment(
-        make_daemon: type[DaemonProcess], tmp_path, agent_env: dict[str, str],  # type: ignore[no-untyped-def]
-        secret_service: dict[str, str], fake_model: FakeModelServer) -> None:
+    make_daemon: type[DaemonProcess],
+    tmp_path,
+    agent_env: dict[str, str],  # type: ignore[no-untyped-def]
+    secret_service: dict[str, str],
+    fake_model: FakeModelServer,
+) -> None:
     env = {**agent_env, **secret_service, "ANTHROPIC_API_KEY": ""}
     daemon = make_daemon(tmp_path / "home").start(env=env)
     daemon.post("/api/agents", {"name": "claude", "runtime": "claude", "folder": str(tmp_path)})
     assert {a["name"]: a["status"] for a in daemon.get("/api/agents").json()}["claude"] == "claude: no API key"
-    stored = subprocess.run([*COX, "--home", str(daemon.home), "secret", "set", "anthropic_api_key"],
-                            input=SECRET + "\n", capture_output=True, text=True, timeout=30)
+    stored = subprocess.run(
+        [*COX, "--home", str(daemon.home), "secret", "set", "anthropic_api_key"],
+        input=SECRET + "\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert stored.returncode == 0, stored.stderr
     assert SECRET not in stored.stdout + stored.stderr, "never echoed"
     assert "anthropic_api_key    stored" in daemon.cox("secret", "list", check=True).stdout
@@ -38,8 +47,13 @@ def test_secret_set_from_stdin_reaches_claude_only_through_its_environment(
 
 
 def test_no_keyring_is_a_clear_error_not_a_plaintext_file(daemon: DaemonProcess) -> None:
-    refused = subprocess.run([*COX, "--home", str(daemon.home), "secret", "set", "openai_api_key"], input="sk-x\n",
-                             capture_output=True, text=True, timeout=30)
+    refused = subprocess.run(
+        [*COX, "--home", str(daemon.home), "secret", "set", "openai_api_key"],
+        input="sk-x\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert refused.returncode == 1 and "no secure keyring is available" in refused.stderr
     assert "sk-x" not in refused.stderr
     unknown = daemon.post("/api/secrets", {"name": "aws_secret", "value": "abc"})

@@ -42,8 +42,11 @@ async def test_wake_records_the_gap_expires_first_and_follows_running_work(live)
     daemon, clock, client, sarah = live
     running = (await client.post("/api/requests", json={"agent": "shell", "prompt": "sleep 1; echo awake"})).json()
     await wait_state(client, running["id"], "running")
-    waiting = (await client.post("/api/requests", json={"agent": "shell", "prompt": "true"},
-                                 headers={"Authorization": f"Bearer {sarah}"})).json()
+    waiting = (
+        await client.post(
+            "/api/requests", json={"agent": "shell", "prompt": "true"}, headers={"Authorization": f"Bearer {sarah}"}
+        )
+    ).json()
     await daemon.suspend()
     parked = (await client.post("/api/requests", json={"agent": "shell", "prompt": "true"})).json()
     clock.advance(25 * 3600, sleeping=True)
@@ -60,8 +63,11 @@ async def test_wake_records_the_gap_expires_first_and_follows_running_work(live)
 
 async def test_a_wall_clock_jump_is_noticed_without_any_signal(live) -> None:  # type: ignore[no-untyped-def]
     daemon, clock, client, sarah = live
-    waiting = (await client.post("/api/requests", json={"agent": "shell", "prompt": "true"},
-                                 headers={"Authorization": f"Bearer {sarah}"})).json()
+    waiting = (
+        await client.post(
+            "/api/requests", json={"agent": "shell", "prompt": "true"}, headers={"Authorization": f"Bearer {sarah}"}
+        )
+    ).json()
     clock.advance(3, sleeping=False)
     await daemon.check_clock()
     assert (await client.get(f"/api/requests/{waiting['id']}")).json()["state"] == "pending", "no gap, no expiry"
@@ -72,8 +78,9 @@ async def test_a_wall_clock_jump_is_noticed_without_any_signal(live) -> None:  #
     assert (await client.post(f"/api/requests/{waiting['id']}/approve", json={})).status_code == 409
 
 
-async def test_a_wake_during_a_resume_backoff_resumes_once(tmp_path: Path, agent_env: dict[str, str],
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_wake_during_a_resume_backoff_resumes_once(
+    tmp_path: Path, agent_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import json
     import os
     import signal
@@ -88,8 +95,15 @@ async def test_a_wake_during_a_resume_backoff_resumes_once(tmp_path: Path, agent
     try:
         async with httpx.AsyncClient(base_url=daemon.url, headers={"Authorization": f"Bearer {owner}"}) as client:
             await client.post("/api/agents", json={"name": "claude", "runtime": "claude", "folder": str(tmp_path)})
-            row = (await client.post("/api/requests", json={"agent": "claude", "prompt":
-                   f"TOOL echo one >> {marker}; sleep 30\nTOOL echo two >> {marker}"})).json()
+            row = (
+                await client.post(
+                    "/api/requests",
+                    json={
+                        "agent": "claude",
+                        "prompt": f"TOOL echo one >> {marker}; sleep 30\nTOOL echo two >> {marker}",
+                    },
+                )
+            ).json()
             runner = tmp_path / "home" / "tasks" / f"{row['id']}.1" / "runner.json"
             for _ in range(1000):
                 if marker.exists() and runner.exists() and "pgid" in json.loads(runner.read_text()):
@@ -107,8 +121,10 @@ async def test_a_wake_during_a_resume_backoff_resumes_once(tmp_path: Path, agent
     finally:
         await daemon.stop()
     assert marker.read_text() == "one\ntwo\n"
-    assert sorted(p.name for p in (tmp_path / "home" / "tasks").iterdir() if p.is_dir()) == \
-        [f"{row['id']}.1", f"{row['id']}.2"], "one resume"
+    assert sorted(p.name for p in (tmp_path / "home" / "tasks").iterdir() if p.is_dir()) == [
+        f"{row['id']}.1",
+        f"{row['id']}.2",
+    ], "one resume"
     assert [t["kind"] for t in done["timeline"]].count("resumed") == 1  # type: ignore[union-attr]
 
 
@@ -131,8 +147,11 @@ async def test_logind_sleep_holds_a_delay_lock_checkpoints_then_lets_go(logind: 
     assert logind.held("sleep", "delay")[0].who == "Coxswain"
     running = (await client.post("/api/requests", json={"agent": "shell", "prompt": "sleep 4; echo awake"})).json()
     await wait_state(client, running["id"], "running")
-    waiting = (await client.post("/api/requests", json={"agent": "shell", "prompt": "true"},
-                                 headers={"Authorization": f"Bearer {sarah}"})).json()
+    waiting = (
+        await client.post(
+            "/api/requests", json={"agent": "shell", "prompt": "true"}, headers={"Authorization": f"Bearer {sarah}"}
+        )
+    ).json()
 
     logind.PrepareForSleep(True)
     await until(lambda: not logind.held("sleep", "delay"))  # checkpointed, then released: the machine may sleep

@@ -59,8 +59,9 @@ def kill_stubs(tmp_path: Path) -> Any:
 
 
 @pytest.mark.parametrize("escape", sorted(ESCAPES))
-def test_cancel_ends_every_descendant_before_it_says_cancelled(daemon: DaemonProcess, tmp_path: Path, escape: str,
-                                                             kill_stubs: None) -> None:
+def test_cancel_ends_every_descendant_before_it_says_cancelled(
+    daemon: DaemonProcess, tmp_path: Path, escape: str, kill_stubs: None
+) -> None:
     script, pids = stub(tmp_path)
     daemon.post("/api/settings", {"key": "cancel_grace", "value": "1s"})
     row = daemon.request(ESCAPES[escape].format(stub=script))
@@ -72,8 +73,9 @@ def test_cancel_ends_every_descendant_before_it_says_cancelled(daemon: DaemonPro
 
 
 @pytest.mark.parametrize("escape", sorted(ESCAPES))
-def test_stopping_a_task_ends_its_whole_tree(daemon: DaemonProcess, tmp_path: Path, escape: str,
-                                            kill_stubs: None) -> None:
+def test_stopping_a_task_ends_its_whole_tree(
+    daemon: DaemonProcess, tmp_path: Path, escape: str, kill_stubs: None
+) -> None:
     script, pids = stub(tmp_path)
     daemon.post("/api/settings", {"key": "stop_grace", "value": "1s"})
     started = start(daemon, ESCAPES[escape].format(stub=script))
@@ -137,15 +139,17 @@ def test_a_finished_command_leaves_nothing_behind(daemon: DaemonProcess, tmp_pat
 
 def mcp_call(daemon: DaemonProcess, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
-    answer = daemon.post("/mcp", body, headers={"Authorization": f"Bearer {token}",
-                                                "Accept": "application/json, text/event-stream"})
+    answer = daemon.post(
+        "/mcp", body, headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    )
     assert answer.status_code == 200, answer.text
     result: dict[str, Any] = json.loads(answer.json()["result"]["content"][0]["text"])
     return result
 
 
-def test_cancel_ends_the_turn_and_the_background_tasks_it_started(daemon: DaemonProcess, tmp_path: Path,
-                                                                 kill_stubs: None) -> None:
+def test_cancel_ends_the_turn_and_the_background_tasks_it_started(
+    daemon: DaemonProcess, tmp_path: Path, kill_stubs: None
+) -> None:
     script, pids = stub(tmp_path)
     daemon.post("/api/settings", {"key": "stop_grace", "value": "1s"})
     row = daemon.request("sleep 300")
@@ -163,13 +167,17 @@ def test_cancel_ends_the_turn_and_the_background_tasks_it_started(daemon: Daemon
     assert task(daemon, str(task_id))["status"] == "stopped"
     notes = [entry["text"] for entry in cancelled["timeline"]]
     assert any(text.startswith("stopped with the request: ") and f"{task_id} (dev server)" in text for text in notes)
-    after = daemon.post("/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-                        headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"})
+    after = daemon.post(
+        "/mcp",
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
+    )
     assert after.status_code == 401, "the turn's token ended with the turn"
 
 
-def test_a_turn_that_cannot_start_fails_and_the_queue_goes_on(make_daemon: type[DaemonProcess], tmp_path: Path,
-                                                             agent_env: dict[str, str]) -> None:
+def test_a_turn_that_cannot_start_fails_and_the_queue_goes_on(
+    make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str]
+) -> None:
     daemon = with_cli_agent(make_daemon, tmp_path, agent_env, "gemini", "gemini")
     settings = Path(agent_env["HOME"]) / ".gemini" / "settings.json"
     kept = settings.read_text()
@@ -199,8 +207,9 @@ def dispatch_offline(home: Path, prompt: str) -> str:
 
 
 @pytest.mark.parametrize("left", ["no task row", "a task folder but no runner"])
-def test_approved_work_whose_command_never_started_runs_after_a_crash(daemon: DaemonProcess, tmp_path: Path,
-                                                                     left: str) -> None:
+def test_approved_work_whose_command_never_started_runs_after_a_crash(
+    daemon: DaemonProcess, tmp_path: Path, left: str
+) -> None:
     marker = tmp_path / "ran"
     daemon.stop(signal.SIGKILL)
     request_id = dispatch_offline(daemon.home, f"echo once >> {marker}")
@@ -209,9 +218,11 @@ def test_approved_work_whose_command_never_started_runs_after_a_crash(daemon: Da
         task_dir.mkdir(parents=True)
         (task_dir / "spec.json").write_text(json.dumps({"argv": ["sh"], "cwd": "/"}))
         with sqlite3.connect(Home(daemon.home).database) as conn:
-            conn.execute("INSERT INTO tasks (id, request_id, kind, dir, started_at, agent, description, command) "
-                         "VALUES (?, ?, 'request', ?, ?, 'shell', '', '')",
-                         (f"{request_id}.1", request_id, str(task_dir), time.time()))
+            conn.execute(
+                "INSERT INTO tasks (id, request_id, kind, dir, started_at, agent, description, command) "
+                "VALUES (?, ?, 'request', ?, ?, 'shell', '', '')",
+                (f"{request_id}.1", request_id, str(task_dir), time.time()),
+            )
     daemon.start()
     done = daemon.wait_state(request_id, "done", "failed", timeout=20)
     assert done["state"] == "done", done

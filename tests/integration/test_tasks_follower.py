@@ -125,14 +125,19 @@ async def test_the_api_and_the_mcp_tool_page_a_console_alike(tmp_path: Path) -> 
         assert first["lines"] == ["\x1b[31mred\x1b[0m"] and first["more"]
         for params in ({"lines": 2, "styled": True}, {"lines": 50}, {"lines": 1, "after": 0}, {"before": 14}):
             answer = (await client.get(f"/api/tasks/{task['id']}/output", params=params)).json()
-            built = console_page(output, int(params.get("lines", 2000)), before=params.get("before"),
-                                 after=params.get("after"), styled=bool(params.get("styled")))
+            built = console_page(
+                output,
+                int(params.get("lines", 2000)),
+                before=params.get("before"),
+                after=params.get("after"),
+                styled=bool(params.get("styled")),
+            )
             assert answer == asdict(built), params
 
-        _, read = await call(client, daemon.principals.session_token(turn["id"]), "read_task_output",
-                             {"task_id": task["id"]})
+        _, read = await call(
+            client, daemon.principals.session_token(turn["id"]), "read_task_output", {"task_id": task["id"]}
+        )
         plain = console_page(output, 100, plain=True)
         assert read.split("\n") == [f"{task['id']} · completed", *plain.lines, plain.pending]
         assert plain.lines == ["red", "same  ×2", "last"] and plain.pending == "half"
         await client.post(f"/api/requests/{turn['id']}/cancel", json={})
-

@@ -13,8 +13,9 @@ from tests.room_browser import Phone, browser
 __all__ = ["browser", "phones"]
 
 
-def test_the_room_shows_a_teammates_prompts_as_written(daemon: DaemonProcess, browser: Browser,
-                                                       phones: list[Phone]) -> None:
+def test_the_room_shows_a_teammates_prompts_as_written(
+    daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
     token = daemon.add_person("sarah")
     made = {h.name: daemon.request(h.text, token=token)["id"] for h in CORPUS}
     owner = phone(phones, browser, daemon)
@@ -35,8 +36,9 @@ def test_the_room_shows_a_teammates_prompts_as_written(daemon: DaemonProcess, br
     assert owner.errors == []
 
 
-def test_the_rooms_visible_is_the_twin_of_the_python_one(daemon: DaemonProcess, browser: Browser,
-                                                         phones: list[Phone]) -> None:
+def test_the_rooms_visible_is_the_twin_of_the_python_one(
+    daemon: DaemonProcess, browser: Browser, phones: list[Phone]
+) -> None:
     page = phone(phones, browser, daemon).sign_in(daemon.token)
     singles = [chr(code) for code in range(0x110000) if hidden(chr(code)) and not 0xD800 <= code <= 0xDFFF]
     texts = [h.text for h in CORPUS] + singles

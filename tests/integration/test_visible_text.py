@@ -48,8 +48,9 @@ def test_menu_labels_and_notification_markup_show_the_text_itself(hostile: Hosti
 
 async def cox(home: Path, *args: str) -> str:
     """The `cox` command's standard output: its bytes, decoded only once they were checked for control bytes."""
-    done = await asyncio.create_subprocess_exec(*COX, "--home", str(home), *args, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.PIPE)
+    done = await asyncio.create_subprocess_exec(
+        *COX, "--home", str(home), *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
     out, err = await done.communicate()
     assert done.returncode == 0, err
     assert not [byte for byte in out if (byte < 0x20 and byte not in b"\n") or byte == 0x7F], out
@@ -67,8 +68,12 @@ def test_the_cli_prints_what_a_person_must_see_and_no_control_bytes(tmp_path: Pa
         async with live_daemon(home) as (daemon, _, client):
             token = (await client.post("/api/people", json={"name": "sarah"})).json()["token"]
             sarah = {"Authorization": f"Bearer {token}"}
-            made = {h.name: (await client.post("/api/requests", json={"agent": "shell", "prompt": h.text},
-                                               headers=sarah)).json()["id"] for h in CORPUS}
+            made = {
+                h.name: (
+                    await client.post("/api/requests", json={"agent": "shell", "prompt": h.text}, headers=sarah)
+                ).json()["id"]
+                for h in CORPUS
+            }
             listing = await cox(home, "list")
             for hostile in CORPUS:
                 assert f"{made[hostile.name]}  pending  shell  sarah      {hostile.first}" in listing.splitlines()

@@ -16,20 +16,26 @@ def chain(daemon: DaemonProcess, first: str) -> list[dict[str, Any]]:
     """The continuations that followed `first`, in order."""
     rows = daemon.get("/api/requests").json()
     found, current = [], first
-    while (following := [r for r in rows if r.get("continuation_of") == current]):
+    while following := [r for r in rows if r.get("continuation_of") == current]:
         found.append(following[0])
         current = following[0]["id"]
     return found
 
 
-def test_a_watching_agent_is_woken_by_the_sessions_turn_and_its_failed_task(lead: DaemonProcess,  # noqa: F811
-                                                                            fake_model: FakeModelServer,
-                                                                            tmp_path: Path) -> None:
+def test_a_watching_agent_is_woken_by_the_sessions_turn_and_its_failed_task(
+    lead: DaemonProcess,  # noqa: F811
+    fake_model: FakeModelServer,
+    tmp_path: Path,
+) -> None:
     held = "until [ -e go ]; do sleep 0.1; done"  # the session works once the test says go: after the watch began
-    child = (mcp("start_task", command=f"{held}; echo 'lint: 2 errors'; exit 4", description="lint")
-             + f"TOOL {held}\nSAY linting")
-    row = lead.request(mcp("start_session", prompt=child, title="Checks") + mcp("watch_session", session="S1")
-                       + "SAY watching S1", agent="lead")
+    child = (
+        mcp("start_task", command=f"{held}; echo 'lint: 2 errors'; exit 4", description="lint")
+        + f"TOOL {held}\nSAY linting"
+    )
+    row = lead.request(
+        mcp("start_session", prompt=child, title="Checks") + mcp("watch_session", session="S1") + "SAY watching S1",
+        agent="lead",
+    )
     lead.post(f"/api/requests/{pending_child(lead)['id']}/approve", {})  # the conversation's first session
     assert lead.wait_state(row["id"], "done", timeout=90)["result"] == "watching S1"
     watched = [t["text"] for t in lead.show(row["id"])["timeline"] if "watch_session" in t["text"]]

@@ -8,10 +8,27 @@ from desktop.store.rows import RequestRow, TimelineRow
 
 def request(**changes: object) -> RequestRow:
     fields: dict[str, object] = dict(
-        id="R20261129-07", owner="owner", agent="api", requester="sarah", prompt="fix the flaky test\nplease",
-        state="running", created_at=0.0, updated_at=0.0, expires_at=None, approved_at=None, queue_seq=None,
-        started_at=None, ended_at=None, retry_of=None, refs=[], session_ref=None, progress=None, result=None,
-        exit_code=None, cancel_requested=False)
+        id="R20261129-07",
+        owner="owner",
+        agent="api",
+        requester="sarah",
+        prompt="fix the flaky test\nplease",
+        state="running",
+        created_at=0.0,
+        updated_at=0.0,
+        expires_at=None,
+        approved_at=None,
+        queue_seq=None,
+        started_at=None,
+        ended_at=None,
+        retry_of=None,
+        refs=[],
+        session_ref=None,
+        progress=None,
+        result=None,
+        exit_code=None,
+        cancel_requested=False,
+    )
     fields.update(changes)
     return RequestRow(**fields)  # type: ignore[arg-type]
 
@@ -30,10 +47,10 @@ def test_progress_questions_failures_and_long_results() -> None:
     assert notes(request(progress=55.0), Action.PROGRESS, None, progress_step=False) == []
     [asked] = notes(request(), Action.ASK, None, question="Which branch, main or release?")
     assert asked.text.startswith("Question from api: Which branch, main or release?")
-    [failed] = notes(request(state="failed", result="error: 2 tests failed"), Action.FAIL,
-                     said("failed: exit code 1"))
-    assert failed.text == ("Failed: exit code 1\nerror: 2 tests failed\n"
-                           "The whole console: `cox logs R20261129-07` or the room.")
+    [failed] = notes(request(state="failed", result="error: 2 tests failed"), Action.FAIL, said("failed: exit code 1"))
+    assert failed.text == (
+        "Failed: exit code 1\nerror: 2 tests failed\nThe whole console: `cox logs R20261129-07` or the room."
+    )
     secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     [done] = notes(request(state="done", result=f"token {secret}\n" + "y" * 3000), Action.SUCCEED, said("done"))
     assert secret not in done.text and "…\nThe whole console" in done.text

@@ -1,4 +1,4 @@
-"""ruff over everything and mypy (strict) over the typed layers, as part of the suite."""
+"""ruff (lint and format) over everything and mypy (strict) over the typed layers, as part of the suite."""
 
 import subprocess
 import sys
@@ -8,8 +8,22 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_ruff_is_clean() -> None:
-    done = subprocess.run([sys.executable, "-m", "ruff", "check", "--output-format", "concise", "desktop", "tests",
-                           "bench"], cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--output-format", "concise", "desktop", "tests", "bench"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_ruff_format_is_applied() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "desktop", "tests", "bench"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 

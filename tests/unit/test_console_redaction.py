@@ -16,8 +16,11 @@ CATEGORIES = sorted({category for category, *_ in CASES})
 
 
 def _expanded(cases: list[tuple[str, str, str, tuple[str, ...]]]) -> list[tuple[str, str, str, tuple[str, ...]]]:
-    return [(category, shown, secret, kept) for category, line, secret, kept in cases
-            for shown, _ in forms(line, secret, kept)]
+    return [
+        (category, shown, secret, kept)
+        for category, line, secret, kept in cases
+        for shown, _ in forms(line, secret, kept)
+    ]
 
 
 def _benign(cases: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -30,8 +33,9 @@ def _caught(line: str, secret: str, kept: tuple[str, ...]) -> bool:
     return secret not in shown and MARK in shown and all(word in shown for word in kept)
 
 
-def _rates(positives: list[tuple[str, str, str, tuple[str, ...]]], benign: list[tuple[str, str]]) -> tuple[
-        float, float, list[str], list[str]]:
+def _rates(
+    positives: list[tuple[str, str, str, tuple[str, ...]]], benign: list[tuple[str, str]]
+) -> tuple[float, float, list[str], list[str]]:
     missed = [line for _, line, secret, kept in positives if not _caught(line, secret, kept)]
     changed = [line for _, line in benign if redact(line) != line]
     return 1 - len(missed) / len(positives), len(changed) / len(benign), missed, changed
@@ -43,8 +47,9 @@ def test_the_corpus_is_large() -> None:
 
 
 def test_no_secret_gets_through() -> None:
-    through = [(line, secret) for line, secret in POSITIVES
-               if secret in strip_sgr(redact(line)) or MARK not in redact(line)]
+    through = [
+        (line, secret) for line, secret in POSITIVES if secret in strip_sgr(redact(line)) or MARK not in redact(line)
+    ]
     assert not through, f"{len(through)} of {len(POSITIVES)} got through, e.g. {through[:5]}"
 
 
@@ -56,7 +61,8 @@ def test_no_benign_line_changes() -> None:
 def test_only_the_secret_goes() -> None:
     assert redact("export API_TOKEN=f00ba5c0ffee1234 # for ci") == f"export API_TOKEN={MARK} # for ci"
     assert redact("cloning https://deploy:Xy9s3cr3t@git.example.com/r.git") == (
-        f"cloning https://deploy:{MARK}@git.example.com/r.git")
+        f"cloning https://deploy:{MARK}@git.example.com/r.git"
+    )
     coloured = "\x1b[1mkey\x1b[0m \x1b[32mghp_A1b2C3d4E5\x1b[1mA1b2C3d4E5A1b2C3d4E5f6G7h8\x1b[0m!"
     assert redact(coloured) == f"\x1b[1mkey\x1b[0m \x1b[32m{MARK}\x1b[1m\x1b[0m!"  # the colours after it stay right
 
@@ -80,13 +86,15 @@ def test_a_key_block_across_reads_keeps_its_lines() -> None:
 
 
 def test_every_token_category_is_in_the_corpus() -> None:
-    assert {"github", "gitlab", "slack", "stripe", "openai", "anthropic", "google", "aws", "npm", "pypi",
-            "jwt"} <= set(TOKENS)
+    assert {"github", "gitlab", "slack", "stripe", "openai", "anthropic", "google", "aws", "npm", "pypi", "jwt"} <= set(
+        TOKENS
+    )
 
 
 def test_the_issue_19_corpus_covers_every_category_in_every_form() -> None:
     assert {"spaces", "short-flags", "spaces-in-value", "vendor", "url", "auth-scheme", "key-material"} <= set(
-        CATEGORIES)
+        CATEGORIES
+    )
     assert len(_expanded(CASES)) >= 500 and len(_benign(BENIGN_CASES)) >= 400
 
 
@@ -149,9 +157,14 @@ def test_a_key_block_across_reads_ends_at_a_normal_line() -> None:
 
 
 def test_a_long_hostile_line_is_redacted_in_linear_time() -> None:
-    lines = ["password: x" + " " * 4500 + "y", "password: " + "ab " * 1500, "https://u:" + "a@" * 2200 + "/",
-             "setenv " + "TOKEN " * 750, "-----BEGIN PRIVATE KEY-----" + "\\n" * 2000 + " x",
-             "conn;Password=" + "a " * 2200]
+    lines = [
+        "password: x" + " " * 4500 + "y",
+        "password: " + "ab " * 1500,
+        "https://u:" + "a@" * 2200 + "/",
+        "setenv " + "TOKEN " * 750,
+        "-----BEGIN PRIVATE KEY-----" + "\\n" * 2000 + " x",
+        "conn;Password=" + "a " * 2200,
+    ]
     started = time.perf_counter()
     for line in lines:
         redact(line)

@@ -18,29 +18,49 @@ def render(*reads: bytes) -> list[tuple[str, int]]:
 
 
 def test_colours_stay() -> None:
-    coloured = ["\x1b[31mred\x1b[0m", "\x1b[38;5;208morange\x1b[39m", "\x1b[38;2;10;20;30mtrue\x1b[0m",
-                "\x1b[1mbold\x1b[22m", "\x1b[7minverse\x1b[27m back", "\x1b[48;5;17;38;5;231mboth\x1b[m"]
+    coloured = [
+        "\x1b[31mred\x1b[0m",
+        "\x1b[38;5;208morange\x1b[39m",
+        "\x1b[38;2;10;20;30mtrue\x1b[0m",
+        "\x1b[1mbold\x1b[22m",
+        "\x1b[7minverse\x1b[27m back",
+        "\x1b[48;5;17;38;5;231mboth\x1b[m",
+    ]
     assert render("\n".join(coloured).encode()) == [(line, 1) for line in coloured]
 
 
 def test_other_controls_go() -> None:
-    raw = (b"\x1b]0;window title\x07title gone\n"
-           b"see \x1b]8;;https://example.com\x1b\\the docs\x1b]8;;\x1b\\ here\n"
-           b"bell\x07 and nul\x00 gone\n"
-           b"\x1b[2A\x1b[10;5Hcursor moves gone\x1b[K\n"
-           b"\x1b[?25lhidden cursor\x1b[?25h\n"
-           b"text then \x1b]0;an unterminated title")
-    assert [text for text, _ in render(raw)] == ["title gone", "see the docs here", "bell and nul gone",
-                                                 "cursor moves gone", "hidden cursor", "text then "]
+    raw = (
+        b"\x1b]0;window title\x07title gone\n"
+        b"see \x1b]8;;https://example.com\x1b\\the docs\x1b]8;;\x1b\\ here\n"
+        b"bell\x07 and nul\x00 gone\n"
+        b"\x1b[2A\x1b[10;5Hcursor moves gone\x1b[K\n"
+        b"\x1b[?25lhidden cursor\x1b[?25h\n"
+        b"text then \x1b]0;an unterminated title"
+    )
+    assert [text for text, _ in render(raw)] == [
+        "title gone",
+        "see the docs here",
+        "bell and nul gone",
+        "cursor moves gone",
+        "hidden cursor",
+        "text then ",
+    ]
 
 
 def test_redrawn_lines_keep_their_final_state() -> None:
-    raw = (b"Downloading 10%\rDownloading 55%\rDownloading 100%\n"
-           b"\x1b[2K\rstep 1/3\x1b[2K\rstep 3/3\n"
-           b"building...\r\n"
-           b"\x1b[32m[====      ]\x1b[0m\r\x1b[32m[==========]\x1b[0m done\n")
-    assert [text for text, _ in render(raw)] == ["Downloading 100%", "step 3/3", "building...",
-                                                 "\x1b[32m[==========]\x1b[0m done"]
+    raw = (
+        b"Downloading 10%\rDownloading 55%\rDownloading 100%\n"
+        b"\x1b[2K\rstep 1/3\x1b[2K\rstep 3/3\n"
+        b"building...\r\n"
+        b"\x1b[32m[====      ]\x1b[0m\r\x1b[32m[==========]\x1b[0m done\n"
+    )
+    assert [text for text, _ in render(raw)] == [
+        "Downloading 100%",
+        "step 3/3",
+        "building...",
+        "\x1b[32m[==========]\x1b[0m done",
+    ]
 
 
 def test_repeated_lines_fold_with_a_count() -> None:
@@ -107,14 +127,20 @@ def test_a_million_identical_lines_are_one() -> None:
 
 def test_cox_console_render_and_redact() -> None:
     raw = b"\x1b[32mok\x1b[0m\nsame\nsame\nsame\ntoken=abcdef123456\n10%\r100%"
-    coloured = subprocess.run([sys.executable, "-m", "desktop.cli", "console", "render"], input=raw,
-                              capture_output=True, check=True).stdout.decode()
+    coloured = subprocess.run(
+        [sys.executable, "-m", "desktop.cli", "console", "render"], input=raw, capture_output=True, check=True
+    ).stdout.decode()
     assert coloured.splitlines() == ["\x1b[32mok\x1b[0m", "same  ×3", "token=[redacted]", "100%"]
-    plain = subprocess.run([sys.executable, "-m", "desktop.cli", "console", "render", "--plain"], input=raw,
-                           capture_output=True, check=True).stdout.decode()
+    plain = subprocess.run(
+        [sys.executable, "-m", "desktop.cli", "console", "render", "--plain"],
+        input=raw,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
     assert plain.splitlines()[0] == "ok"
-    redacted = subprocess.run([sys.executable, "-m", "desktop.cli", "console", "redact"], input=raw,
-                              capture_output=True, check=True).stdout
+    redacted = subprocess.run(
+        [sys.executable, "-m", "desktop.cli", "console", "redact"], input=raw, capture_output=True, check=True
+    ).stdout
     assert redacted == raw.replace(b"abcdef123456", b"[redacted]")  # nothing but the secret changes
 
 

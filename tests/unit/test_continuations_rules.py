@@ -14,15 +14,26 @@ from desktop.tasks.continuations import LOOP_LIMIT, Continuations
 from tests.ledger_fixture import OWNER, SARAH, MovableClock, make_ledger
 
 
-def ended_task(store: object, folder: Path, task_id: str, request_id: str | None, exit_code: int,
-               output: str = "") -> TaskRow:
+def ended_task(
+    store: object, folder: Path, task_id: str, request_id: str | None, exit_code: int, output: str = ""
+) -> TaskRow:
     task_dir = folder / task_id
     task_dir.mkdir()
     (task_dir / "output").write_text(output)
     with store.transaction() as conn:  # type: ignore[attr-defined]
-        tasks_sql.add(conn, {"id": task_id, "request_id": request_id, "kind": "command", "dir": str(task_dir),
-                             "started_at": 100.0, "agent": "api", "description": "unit tests",
-                             "command": "pytest -q"})
+        tasks_sql.add(
+            conn,
+            {
+                "id": task_id,
+                "request_id": request_id,
+                "kind": "command",
+                "dir": str(task_dir),
+                "started_at": 100.0,
+                "agent": "api",
+                "description": "unit tests",
+                "command": "pytest -q",
+            },
+        )
         tasks_sql.finish(conn, task_id, 164.0, exit_code, "completed" if exit_code == 0 else "failed")
     row = tasks_sql.get(store.conn, task_id)  # type: ignore[attr-defined]
     assert row is not None
@@ -60,8 +71,10 @@ async def test_a_chain_of_continuations_waits_for_the_owner_after_the_loop_limit
         states.append(request.state)
         assert request.requester == "sarah" and "T" + str(number) in request.prompt
     assert states == [State.APPROVED] * LOOP_LIMIT + [State.PENDING], "the eleventh in a row asks the owner"
-    assert any("waits for the owner: 10 background continuations in a row" in t.text
-               for t in requests_sql.timeline(store.conn, request.id))
+    assert any(
+        "waits for the owner: 10 background continuations in a row" in t.text
+        for t in requests_sql.timeline(store.conn, request.id)
+    )
 
 
 async def test_a_cancelled_request_cancels_its_queued_continuations(tmp_path: Path) -> None:

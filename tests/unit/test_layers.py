@@ -68,10 +68,15 @@ def imports(path: Path, source: str | None = None) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join([*package[:len(package) - node.level + 1], *([base] if base else [])])
+                base = ".".join([*package[: len(package) - node.level + 1], *([base] if base else [])])
             names |= {f"{base}.{alias.name}" for alias in node.names}
-        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-              and isinstance(node.args[0].value, str) and _dynamic_import(node.func)):
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and _dynamic_import(node.func)
+        ):
             names.add(node.args[0].value)
     return names
 
@@ -99,18 +104,30 @@ def test_a_part_imports_only_what_its_layer_allows(part: str) -> None:
     found = files(part)
     assert found and all(path.exists() for path in found), f"desktop/{part} is gone: drop its rule"
     bad = {str(path.relative_to(PACKAGE.parent)): names for path in found if (names := forbidden(part, path))}
-    assert not bad, (f"{part} may import {sorted(MAY_IMPORT[part]) or 'nothing'} of desktop and none of "
-                     f"{MAY_NOT[part]}, but: {bad}")
+    assert not bad, (
+        f"{part} may import {sorted(MAY_IMPORT[part]) or 'nothing'} of desktop and none of {MAY_NOT[part]}, but: {bad}"
+    )
 
 
 def test_the_reader_sees_every_kind_of_import() -> None:
-    source = ("import desktop.gui.app\nfrom desktop import daemon\nfrom .store import rows\n"
-              "def late():\n    from PySide6.QtCore import QObject\n    importlib.import_module('desktop.api.app')\n")
+    source = (
+        "import desktop.gui.app\nfrom desktop import daemon\nfrom .store import rows\n"
+        "def late():\n    from PySide6.QtCore import QObject\n    importlib.import_module('desktop.api.app')\n"
+    )
     path = PACKAGE / "core" / "example.py"
-    assert imports(path, source) == {"desktop.gui.app", "desktop.daemon", "desktop.core.store.rows",
-                                     "PySide6.QtCore.QObject", "desktop.api.app"}
-    assert forbidden("core", path, source) == ["PySide6.QtCore.QObject", "desktop.api.app", "desktop.daemon",
-                                               "desktop.gui.app"]
+    assert imports(path, source) == {
+        "desktop.gui.app",
+        "desktop.daemon",
+        "desktop.core.store.rows",
+        "PySide6.QtCore.QObject",
+        "desktop.api.app",
+    }
+    assert forbidden("core", path, source) == [
+        "PySide6.QtCore.QObject",
+        "desktop.api.app",
+        "desktop.daemon",
+        "desktop.gui.app",
+    ]
 
 
 def test_the_runner_and_the_mcp_relay_use_only_the_standard_library() -> None:

@@ -34,8 +34,9 @@ def test_mentions_in_free_text() -> None:
     assert ids.mentions(text, TODAY) == ["R20260906-03", "R20260901-12"]
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("90s", 90), ("30m", 1800), ("24h", 86400), ("1h30m", 5400),
-                                               ("2d", 172800)])
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("90s", 90), ("30m", 1800), ("24h", 86400), ("1h30m", 5400), ("2d", 172800)]
+)
 def test_durations(text: str, seconds: int) -> None:
     assert parse_duration(text) == seconds
 

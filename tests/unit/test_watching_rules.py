@@ -16,8 +16,9 @@ def setup(tmp_path: Path, events: list[str]) -> tuple[object, object, Continuati
     store, ledger = make_ledger(tmp_path, MovableClock())
     lead = ledger.create(OWNER, "api", "start S1 and watch it")
     with store.transaction() as conn:
-        conn.execute("INSERT INTO agents (name, runtime, folder, options, created_at) VALUES ('S1', 'shell', '/', "
-                     "'{}', 0)")
+        conn.execute(
+            "INSERT INTO agents (name, runtime, folder, options, created_at) VALUES ('S1', 'shell', '/', '{}', 0)"
+        )
         sessions_sql.add(conn, "S1", "Checks", None, lead.id, lead.id, 0.0)
         sessions_sql.watch(conn, lead.id, "S1", events, 0.0)
     continuations = Continuations(store, ledger, resumable=lambda agent: True, gather=0.01)
@@ -42,17 +43,30 @@ async def test_by_default_failures_and_finished_turns_not_tasks_that_ended_well(
     ledger.finish(prompt.id, 0, "clean")  # type: ignore[attr-defined]
     await settled(continuations)
     [news] = woken(ledger, lead)
-    assert news == ("News from the sessions you watch (unwatch_session stops it):\n"
-                    f"- S1 (Checks): turn {prompt.id} finished, done: clean\n\n"
-                    "Review the result and reply to the person who asked: what happened, and what, if anything, "
-                    "should be done next.")
+    assert news == (
+        "News from the sessions you watch (unwatch_session stops it):\n"
+        f"- S1 (Checks): turn {prompt.id} finished, done: clean\n\n"
+        "Review the result and reply to the person who asked: what happened, and what, if anything, "
+        "should be done next."
+    )
 
 
 async def test_all_idle_and_unwatching_and_a_restart(tmp_path: Path) -> None:
     store, ledger, continuations, _watching, lead = setup(tmp_path, ["all_idle", "task_failed"])
     with store.transaction() as conn:  # type: ignore[attr-defined]
-        tasks_sql.add(conn, {"id": "T1", "request_id": None, "kind": "command", "dir": str(tmp_path), "agent": "S1",
-                             "started_at": 0.0, "description": "server", "command": "serve"})
+        tasks_sql.add(
+            conn,
+            {
+                "id": "T1",
+                "request_id": None,
+                "kind": "command",
+                "dir": str(tmp_path),
+                "agent": "S1",
+                "started_at": 0.0,
+                "description": "server",
+                "command": "serve",
+            },
+        )
         tasks_sql.finish(conn, "T1", 5.0, 1, "failed")
     restarted = Watching(store, ledger, continuations)  # a new daemon reads the same watches
     restarted.on_task("ended", tasks_sql.get(store.conn, "T1"))  # type: ignore[attr-defined,arg-type]
@@ -78,17 +92,37 @@ async def test_a_sessions_view_says_what_keeps_it_busy_and_lists_its_tasks(tmp_p
     (tmp_path / "T1").mkdir()
     (tmp_path / "T1" / "output").write_text("listening on :5173\n")
     with store.transaction() as conn:  # type: ignore[attr-defined]
-        tasks_sql.add(conn, {"id": "T1", "request_id": None, "kind": "command", "dir": str(tmp_path / "T1"),
-                             "agent": "S1", "started_at": 100.0, "description": "dev server", "command": "vite",
-                             "last_output_at": 400.0,
-                             "tests": '{"runner": "vitest", "passed": 3, "failed": 1, "skipped": 0}'})
+        tasks_sql.add(
+            conn,
+            {
+                "id": "T1",
+                "request_id": None,
+                "kind": "command",
+                "dir": str(tmp_path / "T1"),
+                "agent": "S1",
+                "started_at": 100.0,
+                "description": "dev server",
+                "command": "vite",
+                "last_output_at": 400.0,
+                "tests": '{"runner": "vitest", "passed": 3, "failed": 1, "skipped": 0}',
+            },
+        )
     shown = view(store.conn, session, now=1000.0)  # type: ignore[attr-defined]
     assert shown["activity"] == "background_only"
-    assert shown["tasks"] == [{"task": "T1", "description": "dev server", "command": "vite", "kind": "command",
-                               "state": "running", "started": "1970-01-01T00:01:40+00:00",
-                               "last_activity": "1970-01-01T00:06:40+00:00", "has_output": True,
-                               "quiet_minutes": 10,
-                               "tests": {"runner": "vitest", "passed": 3, "failed": 1, "skipped": 0}}]
+    assert shown["tasks"] == [
+        {
+            "task": "T1",
+            "description": "dev server",
+            "command": "vite",
+            "kind": "command",
+            "state": "running",
+            "started": "1970-01-01T00:01:40+00:00",
+            "last_activity": "1970-01-01T00:06:40+00:00",
+            "has_output": True,
+            "quiet_minutes": 10,
+            "tests": {"runner": "vitest", "passed": 3, "failed": 1, "skipped": 0},
+        }
+    ]
     prompt = ledger.create(OWNER, "S1", "go on")  # type: ignore[attr-defined]
     ledger.dispatch(prompt.id)  # type: ignore[attr-defined]
     assert view(store.conn, session, now=1000.0)["activity"] == "running_turn"  # type: ignore[attr-defined]

@@ -43,8 +43,10 @@ def calls(script: Script, tools: set[str]) -> list[tuple[str, dict[str, Any]]]:
             continue
         if step.kind == "ask":
             options = [{"label": "Yes", "description": "go ahead"}, {"label": "No", "description": "stop here"}]
-            asked = [{"question": question.strip(), "header": "Question", "options": options, "multiSelect": False}
-                     for question in step.argument.split("||")]  # ASK a? || b?: two questions in one call
+            asked = [
+                {"question": question.strip(), "header": "Question", "options": options, "multiSelect": False}
+                for question in step.argument.split("||")
+            ]  # ASK a? || b?: two questions in one call
             flat.append(("AskUserQuestion", {"questions": asked}))
             continue
         if step.kind == "tool":
@@ -52,8 +54,9 @@ def calls(script: Script, tools: set[str]) -> list[tuple[str, dict[str, Any]]]:
             continue
         items = Script.todos(step.argument)
         flat += [("TaskCreate", {"subject": item, "description": item, "activeForm": item}) for item, _ in items]
-        flat += [("TaskUpdate", {"taskId": str(n), "status": "completed"})
-                 for n, (_, done) in enumerate(items, 1) if done]
+        flat += [
+            ("TaskUpdate", {"taskId": str(n), "status": "completed"}) for n, (_, done) in enumerate(items, 1) if done
+        ]
     return flat
 
 
@@ -66,7 +69,7 @@ def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, list[dict[s
         kind = kinds.get(script.fail, "api_error")
         return script.fail, {"type": "error", "error": {"type": kind, "message": f"fake model: {kind}"}}, []
     tools = {tool.get("name") for tool in body.get("tools", [])}
-    pending = calls(script, tools)[len(results):] if tools else []
+    pending = calls(script, tools)[len(results) :] if tools else []
     if pending and pending[0][0] in tools:
         name, arguments = pending[0]
         turn = sum(1 for text in texts if starts_turn(text))  # a continued session's ids must not repeat
@@ -78,9 +81,16 @@ def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, list[dict[s
 
 def as_json(blocks: list[dict[str, Any]], model: str) -> dict[str, Any]:
     stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-    return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": model,
-            "content": blocks, "stop_reason": stop, "stop_sequence": None,
-            "usage": {"input_tokens": 12, "output_tokens": 7}}
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 12, "output_tokens": 7},
+    }
 
 
 def as_events(blocks: list[dict[str, Any]], model: str) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -89,17 +99,31 @@ def as_events(blocks: list[dict[str, Any]], model: str) -> Iterator[tuple[str, d
     yield "message_start", {"type": "message_start", "message": message}
     for index, block in enumerate(blocks):
         if block["type"] == "text":
-            yield "content_block_start", {"type": "content_block_start", "index": index,
-                                          "content_block": {"type": "text", "text": ""}}
-            yield "content_block_delta", {"type": "content_block_delta", "index": index,
-                                          "delta": {"type": "text_delta", "text": block["text"]}}
+            yield (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+            )
+            yield (
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": block["text"]}},
+            )
         else:
-            yield "content_block_start", {"type": "content_block_start", "index": index,
-                                          "content_block": {**block, "input": {}}}
-            yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
-                "type": "input_json_delta", "partial_json": json.dumps(block["input"])}}
+            yield (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}},
+            )
+            yield (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+                },
+            )
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
     stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-    yield "message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                            "usage": {"output_tokens": 7}}
+    yield (
+        "message_delta",
+        {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 7}},
+    )
     yield "message_stop", {"type": "message_stop"}

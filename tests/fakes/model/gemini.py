@@ -51,8 +51,10 @@ def calls(script: Script, tools: set[str]) -> list[tuple[str, dict[str, Any]]]:
         elif step.kind == "ask":
             flat.append((question_tool(tools), question_arguments(step.argument)))
         elif "write_todos" in tools:
-            todos = [{"description": item, "status": "completed" if done else "pending"}
-                     for item, done in Script.todos(step.argument)]
+            todos = [
+                {"description": item, "status": "completed" if done else "pending"}
+                for item, done in Script.todos(step.argument)
+            ]
             flat.append(("write_todos", {"todos": todos}))
     return flat
 
@@ -67,7 +69,7 @@ def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         message = "API key not valid. Please pass a valid API key." if script.fail in (400, 401) else "fake model"
         return script.fail, {"error": {"code": script.fail, "message": message, "status": status}}
     tools = {f.get("name", "") for t in body.get("tools", []) for f in t.get("functionDeclarations", [])}
-    pending = calls(script, tools)[len(results):] if tools else []
+    pending = calls(script, tools)[len(results) :] if tools else []
     if pending:
         name, arguments = pending[0]
         part: dict[str, Any] = {"functionCall": {"name": name, "args": arguments}}
@@ -75,5 +77,7 @@ def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         part = {"text": '{"reasoning": "scripted", "model_choice": "pro"}'}  # the CLI's model router asks this
     else:
         part = {"text": final_answer(texts, script, results)}
-    return 200, {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
-                 "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 7, "totalTokenCount": 19}}
+    return 200, {
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 7, "totalTokenCount": 19},
+    }

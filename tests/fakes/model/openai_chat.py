@@ -41,14 +41,18 @@ def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     script = script_of(texts)
     if script.fail:
         code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(script.fail)
-        return script.fail, {"error": {"message": f"fake model: HTTP {script.fail}", "type": "invalid_request_error",
-                                       "code": code}}
+        return script.fail, {
+            "error": {"message": f"fake model: HTTP {script.fail}", "type": "invalid_request_error", "code": code}
+        }
     tools = {str(t.get("function", {}).get("name")) for t in body.get("tools", [])}
     steps = [s for s in script.steps if s.kind != "todo"]  # Copilot has no todo tool of its own
     if len(results) < len(steps) and "bash" in tools:
         name, arguments = call_for(steps[len(results)], tools)
-        call = {"id": f"call_{len(results) + 1}", "type": "function",
-                "function": {"name": name, "arguments": json.dumps(arguments)}}
+        call = {
+            "id": f"call_{len(results) + 1}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
         return 200, {"role": "assistant", "content": None, "tool_calls": [call]}
     return 200, {"role": "assistant", "content": final_answer(texts, script, results)}
 
@@ -57,12 +61,21 @@ def as_chunks(message: dict[str, Any], model: str) -> Iterator[dict[str, Any]]:
     base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model}
     if message.get("tool_calls"):
         calls = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
-        yield {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": calls},
-                                    "finish_reason": None}]}
+        yield {
+            **base,
+            "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": calls}, "finish_reason": None}],
+        }
         finish = "tool_calls"
     else:
-        yield {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": message["content"]},
-                                    "finish_reason": None}]}
+        yield {
+            **base,
+            "choices": [
+                {"index": 0, "delta": {"role": "assistant", "content": message["content"]}, "finish_reason": None}
+            ],
+        }
         finish = "stop"
-    yield {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
-           "usage": {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}}
+    yield {
+        **base,
+        "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19},
+    }

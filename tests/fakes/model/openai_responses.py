@@ -65,30 +65,67 @@ def reply(body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, list[dict[s
         error = {"message": f"fake model: HTTP {script.fail}", "type": "invalid_request_error", "code": code}
         return script.fail, {"error": error}, []
     tools = tool_names(body)
-    pending = calls(script, tools)[len(results):]
+    pending = calls(script, tools)[len(results) :]
     n = len(results) + 1
     if pending and pending[0][0] in tools:
         name, arguments = pending[0]
-        call = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": name,
-                "arguments": json.dumps(arguments), "status": "completed"}
+        call = {
+            "type": "function_call",
+            "id": f"fc_{n}",
+            "call_id": f"call_{n}",
+            "name": name,
+            "arguments": json.dumps(arguments),
+            "status": "completed",
+        }
         return 200, None, [{**call, "namespace": tools[name]} if tools[name] else call]
     text = final_answer(texts, script, results)
-    return 200, None, [{"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
-                        "content": [{"type": "output_text", "text": text, "annotations": []}]}]
+    return (
+        200,
+        None,
+        [
+            {
+                "type": "message",
+                "id": f"msg_{n}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        ],
+    )
 
 
 def as_events(items: list[dict[str, Any]], model: str) -> Iterator[tuple[str, dict[str, Any]]]:
     response = {"id": "resp_fake", "object": "response", "model": model, "status": "in_progress", "output": []}
     yield "response.created", {"type": "response.created", "response": response}
     for index, item in enumerate(items):
-        yield "response.output_item.added", {"type": "response.output_item.added", "output_index": index,
-                                             "item": {**item, "status": "in_progress"}}
+        yield (
+            "response.output_item.added",
+            {"type": "response.output_item.added", "output_index": index, "item": {**item, "status": "in_progress"}},
+        )
         if item["type"] == "message":
             text = item["content"][0]["text"]
-            yield "response.output_text.delta", {"type": "response.output_text.delta", "item_id": item["id"],
-                                                 "output_index": index, "content_index": 0, "delta": text}
+            yield (
+                "response.output_text.delta",
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": item["id"],
+                    "output_index": index,
+                    "content_index": 0,
+                    "delta": text,
+                },
+            )
         yield "response.output_item.done", {"type": "response.output_item.done", "output_index": index, "item": item}
-    usage = {"input_tokens": 12, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 7,
-             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 19}
-    yield "response.completed", {"type": "response.completed",
-                                 "response": {**response, "status": "completed", "output": items, "usage": usage}}
+    usage = {
+        "input_tokens": 12,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 7,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 19,
+    }
+    yield (
+        "response.completed",
+        {
+            "type": "response.completed",
+            "response": {**response, "status": "completed", "output": items, "usage": usage},
+        },
+    )

@@ -40,8 +40,15 @@ class Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except ValueError:
             body = {"unparsed": raw.decode(errors="replace")}
-        self.server.record({"method": "POST", "path": self.path, "body": body, "at": time.time(),
-                            "headers": {k.lower(): v for k, v in self.headers.items()}})
+        self.server.record(
+            {
+                "method": "POST",
+                "path": self.path,
+                "body": body,
+                "at": time.time(),
+                "headers": {k.lower(): v for k, v in self.headers.items()},
+            }
+        )
         delay = DELAY.search(raw.decode(errors="replace"))
         if delay:
             time.sleep(float(delay[1]))
@@ -58,8 +65,15 @@ class Handler(BaseHTTPRequestHandler):
                 chunks = openai_chat.as_chunks(message, body.get("model", "fake"))
                 self._sse([*(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks), "data: [DONE]\n\n"])
             else:
-                self._json(200, {"id": "chatcmpl-fake", "object": "chat.completion", "model": body.get("model"),
-                                 "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+                self._json(
+                    200,
+                    {
+                        "id": "chatcmpl-fake",
+                        "object": "chat.completion",
+                        "model": body.get("model"),
+                        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                    },
+                )
         elif ":generateContent" in path or ":streamGenerateContent" in path:
             status, answer = gemini.reply(body)
             if status == 200 and ":stream" in path:
@@ -75,8 +89,9 @@ class Handler(BaseHTTPRequestHandler):
         if error is not None:
             self._json(status, error)
         elif body.get("stream"):
-            events = [f"event: {name}\ndata: {json.dumps(data)}\n\n"
-                      for name, data in anthropic.as_events(blocks, model)]
+            events = [
+                f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in anthropic.as_events(blocks, model)
+            ]
             if anthropic.wants_cut(body):
                 events = events[: len(events) // 2]  # the stream breaks: no message_stop ever comes
             self._sse(events)
