@@ -105,10 +105,22 @@ async def test_a_wake_during_a_resume_backoff_resumes_once(
                 )
             ).json()
             runner = tmp_path / "home" / "tasks" / f"{row['id']}.1" / "runner.json"
+            transcripts = Path(agent_env["CLAUDE_CONFIG_DIR"]) / "projects"
+
+            def tool_call_written() -> bool:  # the CLI writes its session as it goes; a resume replays what it wrote
+                return any('"tool_use"' in p.read_text(errors="replace") for p in transcripts.rglob("*.jsonl"))
+
             for _ in range(1000):
-                if marker.exists() and runner.exists() and "pgid" in json.loads(runner.read_text()):
+                if (
+                    marker.exists()
+                    and runner.exists()
+                    and "pgid" in json.loads(runner.read_text())
+                    and tool_call_written()
+                ):
                     break
                 await asyncio.sleep(0.02)
+            else:
+                raise AssertionError("the first tool call never started, or the CLI never wrote it down")
             os.killpg(json.loads(runner.read_text())["pgid"], signal.SIGKILL)
             for _ in range(500):  # the daemon has seen the death and waits out the backoff
                 timeline = (await client.get(f"/api/requests/{row['id']}")).json()["timeline"]
