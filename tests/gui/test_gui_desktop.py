@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -112,8 +113,11 @@ def screen(tmp_path: Path) -> Iterator[Screen]:
             process.wait(10)
 
 
-@pytest.mark.slow
-def test_a_request_is_approved_from_the_tray_menu_on_a_real_tray(screen: Screen, tmp_path: Path) -> None:
+@contextlib.contextmanager
+def tray_app(screen: Screen, tmp_path: Path) -> Iterator[tuple[httpx.Client, str, Any]]:
+    """The app started as the README starts it, on this screen (home: tmp_path/home): the owner's client of its
+    daemon, the daemon's address, and where its tray icon is (x, y, width, height); quit by SIGTERM after, which it
+    must do cleanly."""
     home = tmp_path / "home"
     env = {
         **screen.env,
@@ -133,8 +137,19 @@ def test_a_request_is_approved_from_the_tray_menu_on_a_real_tray(screen: Screen,
         wait_for("the daemon", lambda: (home / "daemon.json").exists())
         url = json.loads((home / "daemon.json").read_text())["url"]
         token = (home / "owner.token").read_text().strip()
-        owner = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"})
-        x, y, width, height = wait_for("the tray icon", lambda: screen.windows().get("tray icon"))  # type: ignore[misc]
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}) as owner:
+            yield owner, url, wait_for("the tray icon", lambda: screen.windows().get("tray icon"))
+    finally:
+        app.send_signal(signal.SIGTERM)
+        _, err = app.communicate(timeout=30)
+    assert app.returncode == 0, err[-2000:]
+
+
+@pytest.mark.slow
+def test_a_request_is_approved_from_the_tray_menu_on_a_real_tray(screen: Screen, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with tray_app(screen, tmp_path) as (owner, url, geometry):
+        x, y, width, height = geometry
         icon = (x + width // 2, y + height // 2)
 
         sarah = owner.post("/api/people", json={"name": "sarah"}).json()["token"]
@@ -203,10 +218,6 @@ def test_a_request_is_approved_from_the_tray_menu_on_a_real_tray(screen: Screen,
         screen.keys("Down", "Down", "Down", "Return")  # Open console, Pause all agents, Room: http://127.0.0.1:…/
         wait_for("the room's QR code in the settings", lambda: "Coxswain settings" in screen.windows())
         screen.shot("settings-room-on-screen.png")
-    finally:
-        app.send_signal(signal.SIGTERM)
-        _, err = app.communicate(timeout=30)
-    assert app.returncode == 0, err[-2000:]
     assert not (home / "daemon.json").exists(), "Quit stops the daemon cleanly"
 
 

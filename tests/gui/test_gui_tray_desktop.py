@@ -5,10 +5,7 @@ the menu (also while the balloon shows), which starts with the status line and i
 screen with a long prompt waiting.
 Screenshots go to .cache/screenshots."""
 
-import json
-import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,7 +14,7 @@ import httpx
 import pytest
 from PySide6.QtGui import QImage
 
-from tests.gui.test_gui_desktop import Screen, screen, wait_for
+from tests.gui.test_gui_desktop import Screen, screen, tray_app, wait_for
 
 __all__ = ["screen"]
 SLATE, BADGE = (0x64, 0x74, 0x8B), (0xDC, 0x26, 0x26)  # the idle disc, the waiting badge
@@ -51,27 +48,7 @@ def count(image: QImage, colour: tuple[int, int, int], left: float, top: float, 
 
 @pytest.mark.slow
 def test_the_tray_icon_click_and_menu_on_a_real_tray(screen: Screen, tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    env = {
-        **screen.env,
-        "QT_QPA_PLATFORM": "xcb",
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
-        "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus",
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-    }
-    app = subprocess.Popen(
-        [sys.executable, "-m", "desktop.gui.app", "--home", str(home), "--port", "0"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        wait_for("the daemon", lambda: (home / "daemon.json").exists())
-        url = json.loads((home / "daemon.json").read_text())["url"]
-        token = (home / "owner.token").read_text().strip()
-        owner = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"})
-        geometry: Any = wait_for("the tray icon", lambda: screen.windows().get("tray icon"))
+    with tray_app(screen, tmp_path) as (owner, url, geometry):
         x, y, width, height = geometry
         icon = (x + width // 2, y + height // 2)
         idle = wait_for(
@@ -133,7 +110,3 @@ def test_the_tray_icon_click_and_menu_on_a_real_tray(screen: Screen, tmp_path: P
         assert menu[2] <= 400, f"the menu is {menu[2]} px wide"
         screen.keys("Escape")
         owner.post(f"/api/tasks/{task['id']}/stop", json={})
-    finally:
-        app.send_signal(signal.SIGTERM)
-        _, err = app.communicate(timeout=30)
-    assert app.returncode == 0, err[-2000:]
