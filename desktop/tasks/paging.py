@@ -92,6 +92,8 @@ def output_since(output: Path, after: int, lines: int) -> Page:
         size = output.stat().st_size
     except OSError:
         return Page([], None, False, "", after)
+    if after > size:  # not this file's cursor: a request's next turn began a new one; read it from its start
+        after = 0
     start = min(max(after, size - MAX_BACK, 0), size)
     skipped = start > after  # the reader fell more than MAX_BACK behind
     with open(output, "rb") as f:

@@ -67,3 +67,16 @@ def test_cox_logs_keeps_a_key_redacted_across_its_read_boundary(daemon: DaemonPr
         printed = daemon.cox("logs", *options, row["id"], check=True).stdout
         assert not [line for line in key[1:-1] if line in printed], f"cox logs {options} shows the key's body"
         assert printed.rstrip("\n").endswith("after the key")
+
+
+def test_a_cursor_past_the_end_reads_a_new_turns_output_from_its_start(tmp_path: Path) -> None:
+    """A request resumed after sleep writes its next turn to a file of its own: a live console's cursor into the
+    first turn's longer output reads the new one from its start, not nothing."""
+    from desktop.tasks.paging import console_page
+
+    first, second = tmp_path / "R.1", tmp_path / "R.2"
+    first.write_text("".join(f"first turn line {n}\n" for n in range(500)))
+    second.write_text("resumed\nstill going\n")
+    cursor = console_page(first, 2000).end
+    page = console_page(second, 2000, after=cursor)
+    assert page.lines == ["resumed", "still going"] and page.end == second.stat().st_size
