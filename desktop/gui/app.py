@@ -49,6 +49,7 @@ LOOPBACK = "127.0.0.1"  # where the daemon's API listens (the room has its own l
 SHOWN = 200  # requests the tray and the console list know of (the newest)
 TASK_READS_MS = 5000
 FOLLOWING_SECONDS = 10
+KEEP_ENDED = 3600  # seconds an ended task stays listed (the daemon's KEEP_ENDED_SECONDS)
 
 
 class TrayApp:
@@ -379,12 +380,15 @@ class TrayApp:
             self._show_room(event["url"] or event["local_url"])
         if kind == "request":
             self._requests[event["id"]] = event["row"]
+            if len(self._requests) > 2 * SHOWN:  # only the newest are shown: the rest need not be kept
+                self._requests = {r["id"]: r for r in self.requests()}
             if event.get("state") == "failed":
                 self._failed_unseen = True
             if event.get("action") in ANSWERED:
                 self.work.start(self._answered(event["id"]))
         if kind in ("task_started", "task_finished", "task_failed"):
             self._tasks[event["id"]] = event["row"]
+            self._tasks = {i: t for i, t in self._tasks.items() if not _long_ended(t)}  # as the daemon lists them
         if waits_for_approval(event):
             self.work.start(self._notify_approval(event["id"]))
         elif (notice := notice_for(event)) is not None:
@@ -444,6 +448,12 @@ class TrayApp:
 
     def _act(self, verb: str, request_id: str) -> None:
         self.work.start(self.act(verb, request_id))
+
+
+def _long_ended(task: dict[str, Any]) -> bool:
+    """Ended more than an hour ago: the daemon's task list no longer holds it (desktop/tasks/background.py)."""
+    ended = task.get("ended_at")
+    return ended is not None and (datetime.now(UTC) - datetime.fromisoformat(ended)).total_seconds() > KEEP_ENDED
 
 
 def port_free(host: str, port: int) -> bool:
