@@ -5,7 +5,7 @@ line, five times each (--rounds), and prints medians of:
   start -> first model request: from the request's creation (or the CLI's start) to its first call at the fake model
   exit -> final state:          from the CLI's exit to the request showing done (daemon only)
 The daemon's overhead is (a)'s start latency minus (b)'s, plus exit -> final state. Target: under 100 ms a turn.
-Both (a) and (b) start Coxswain's MCP relay (desktop/mcp/bridge.py) with the CLI, as every turn does; the CLIs wait
+Both (a) and (b) start Coxswain's MCP relay (desktop/mcp/relay.py) with the CLI, as every turn does; the CLIs wait
 for it before their first model call (it is standard library only, so that costs a few tens of milliseconds)."""
 
 import argparse

@@ -36,8 +36,8 @@ from desktop.core.owner_settings import OwnerSettings
 from desktop.core.principals import OWNER, Principals
 from desktop.core.readiness import Readiness
 from desktop.core.sessions import Sessions
+from desktop.core.signins import SignIns
 from desktop.core.states import Action, State
-from desktop.core.websessions import WebSessions
 from desktop.platform.credentials import owner_token
 from desktop.platform.instance import InstanceLock
 from desktop.platform.paths import DEFAULT_PORT, Home
@@ -47,7 +47,6 @@ from desktop.reentry import relay_command
 from desktop.room.listener import RoomListener, not_of_this_computer
 from desktop.runtimes import builtin_runtimes
 from desktop.runtimes.base import Event, Runtime, SessionTools
-from desktop.runtimes.runner import write_atomically
 from desktop.store import directory
 from desktop.store import requests as requests_sql
 from desktop.store import tasks as tasks_sql
@@ -55,6 +54,7 @@ from desktop.store.db import Store
 from desktop.store.rows import AgentRow, RequestRow, TaskRow
 from desktop.tasks.background import BackgroundTasks
 from desktop.tasks.continuations import CANCELLED, Continuations
+from desktop.tasks.runner import write_atomically
 from desktop.tasks.runs import RequestRuns
 from desktop.tasks.supervisor import Supervisor
 from desktop.tasks.watching import Watching
@@ -193,7 +193,7 @@ class Daemon:
             audit,
             self.tasks,
             kick=lambda: self.dispatcher.kick(),
-            web=WebSessions(self.store, self.principals, wall, self.clock.mono),
+            web=SignIns(self.store, self.principals, wall, self.clock.mono),
             room_status=lambda: self.room.status(),
             chat=ChatSetup(self.chat, self.store, self.secrets, self.chat_problems, wall),
             sessions=self.sessions,

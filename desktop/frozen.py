@@ -10,13 +10,13 @@ def main() -> int:
     from desktop.reentry import RELAY_FLAG, RUNNER_FLAG
 
     if len(sys.argv) > 1 and sys.argv[1] == RUNNER_FLAG:
-        from desktop.runtimes import runner
+        from desktop.tasks import runner
 
         return runner.main(sys.argv[2:])
     if len(sys.argv) > 1 and sys.argv[1] == RELAY_FLAG:
-        from desktop.mcp import bridge
+        from desktop.mcp import relay
 
-        return bridge.main([sys.argv[0], *sys.argv[2:]])
+        return relay.main([sys.argv[0], *sys.argv[2:]])
     if Path(sys.argv[0]).stem.lower() == "cox":  # cox.exe on Windows, a symlink to this program elsewhere
         from desktop import cli
 

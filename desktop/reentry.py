@@ -18,11 +18,11 @@ def runner_command() -> list[str]:
     """The runner's argv, to be followed by the task folder and the command."""
     if frozen():
         return [sys.executable, RUNNER_FLAG]
-    return [sys.executable, "-S", "-I", str(_HERE / "runtimes" / "runner.py")]
+    return [sys.executable, "-S", "-I", str(_HERE / "tasks" / "runner.py")]
 
 
 def relay_command() -> list[str]:
     """The MCP relay's argv, to be followed by the daemon.json path and the token file."""
     if frozen():
         return [sys.executable, RELAY_FLAG]
-    return [sys.executable, "-S", "-I", str(_HERE / "mcp" / "bridge.py")]
+    return [sys.executable, "-S", "-I", str(_HERE / "mcp" / "relay.py")]

@@ -32,7 +32,7 @@ from desktop.core.owner_settings import OwnerSettings
 from desktop.core.principals import Principals
 from desktop.core.readiness import Readiness
 from desktop.core.sessions import SessionError, Sessions
-from desktop.core.websessions import WebSessions
+from desktop.core.signins import SignIns
 from desktop.mcp.endpoint import McpEndpoint
 from desktop.platform.secrets import Secrets, SecretStoreError
 from desktop.store.rows import RequestRow
@@ -56,7 +56,7 @@ class Services:
     audit: AuditLog
     tasks: BackgroundTasks
     kick: Callable[[], None]  # look at the agents' queues again
-    web: WebSessions
+    web: SignIns
     room_status: Callable[[], dict[str, Any]]  # where the room is reached (see desktop/room/listener.py)
     chat: ChatSetup
     sessions: Sessions

@@ -1,5 +1,5 @@
 """/api/events: what changes, as server-sent events; each caller sees their own requests' (the owner everything),
-and the stream ends when the caller's token is revoked or their browser session signs out. A request's or a task's
+and the stream ends when the caller's token is revoked or their sign-in to the room ends. A request's or a task's
 event carries its row as GET /api/requests/{id} (without timeline) or GET /api/tasks/{id} shows it, under "row"."""
 
 import json
@@ -12,7 +12,7 @@ from sse_starlette import EventSourceResponse
 from desktop.api import models as m
 from desktop.api.actors import actor
 from desktop.core.events import Event, EventBus, Lagged, RequestChanged, Revoked, SignedOut, TaskChanged
-from desktop.core.websessions import session_key
+from desktop.core.signins import sign_in_key
 from desktop.store.rows import RequestRow
 from desktop.tasks.background import BackgroundTasks
 
@@ -41,8 +41,8 @@ def add_events(
     @api.get("/api/events", response_class=EventSourceResponse, responses=STREAM)
     async def stream(request: Request) -> EventSourceResponse:
         who = actor(request)
-        browser = getattr(request.state, "browser_session", None)
-        signed_in_as = session_key(browser) if browser else None
+        browser = getattr(request.state, "sign_in", None)
+        signed_in_as = sign_in_key(browser) if browser else None
 
         endings: set[Event] = {Revoked(who.name), *([SignedOut(signed_in_as)] if signed_in_as else [])}
 

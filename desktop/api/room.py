@@ -14,7 +14,7 @@ from desktop.core import events as news
 from desktop.core.actors import Actor
 from desktop.core.errors import Forbidden
 from desktop.core.events import EventBus
-from desktop.core.websessions import SESSION_DAYS, TooManyAttempts, WebSession, WebSessions, csrf_for, session_key
+from desktop.core.signins import SIGN_IN_DAYS, SignIn, SignIns, TooManyAttempts, csrf_for, sign_in_key
 from desktop.resources import resource
 
 TYPES = {
@@ -25,7 +25,7 @@ TYPES = {
 }
 
 
-class SignIn(Body):
+class TokenSignIn(Body):
     token: str = Field(min_length=1, max_length=200)
 
 
@@ -62,7 +62,7 @@ class RoomLink(BaseModel):
 
 def add_room(
     api: FastAPI,
-    web: WebSessions,
+    web: SignIns,
     events: EventBus,
     status: Callable[[], dict[str, Any]],
     actor: Callable[[Request], Actor],
@@ -83,12 +83,12 @@ def add_room(
     async def slow_down(_: Request, error: TooManyAttempts) -> JSONResponse:
         return JSONResponse({"error": str(error)}, status_code=429, headers={"Retry-After": str(error.retry_after)})
 
-    def signed_in(request: Request, session: WebSession) -> JSONResponse:
+    def signed_in(request: Request, session: SignIn) -> JSONResponse:
         answer = JSONResponse(Me(you=session.actor.name, owner=session.actor.is_owner, csrf=session.csrf).model_dump())
         answer.set_cookie(
             cookie_name(request.url.scheme),
             session.session_id,
-            max_age=SESSION_DAYS * 86400,
+            max_age=SIGN_IN_DAYS * 86400,
             path="/",
             secure=request.url.scheme == "https",
             httponly=True,
@@ -100,7 +100,7 @@ def add_room(
         return request.client.host if request.client else "unknown"
 
     @api.post("/room/signin", response_model=Me)
-    async def sign_in(body: SignIn, request: Request) -> JSONResponse:
+    async def sign_in(body: TokenSignIn, request: Request) -> JSONResponse:
         return signed_in(request, web.sign_in(body.token, client(request)))
 
     @api.post("/room/exchange", response_model=Me)
@@ -109,7 +109,7 @@ def add_room(
 
     @api.get("/room/me")
     async def me(request: Request) -> Me:
-        who, session_id = actor(request), getattr(request.state, "browser_session", None)
+        who, session_id = actor(request), getattr(request.state, "sign_in", None)
         if session_id is None:
             raise Forbidden("this is for the room's page; the CLI signs in with its token")
         return Me(you=who.name, owner=who.is_owner, csrf=csrf_for(session_id))
@@ -117,10 +117,10 @@ def add_room(
     @api.post("/room/signout", response_model=SignedOut)
     async def sign_out(body: Empty, request: Request) -> JSONResponse:
         actor(request)
-        session_id = getattr(request.state, "browser_session", None)
+        session_id = getattr(request.state, "sign_in", None)
         if session_id is not None:
             web.sign_out(session_id)
-            events.publish(news.SignedOut(session_key(session_id)))  # its event stream ends
+            events.publish(news.SignedOut(sign_in_key(session_id)))  # its event stream ends
         answer = JSONResponse(SignedOut(signed_out=True).model_dump())
         answer.delete_cookie(
             cookie_name(request.url.scheme),

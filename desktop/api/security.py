@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from desktop.core.actors import Actor
-from desktop.core.websessions import csrf_matches
+from desktop.core.signins import csrf_matches
 
 Scope = dict[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
@@ -47,10 +47,10 @@ class LocalSecurity:
         self,
         app: ASGIApp,
         authenticate: Callable[[str], Actor | None],
-        browser_session: Callable[[str], Actor | None],
+        sign_in: Callable[[str], Actor | None],
         hosts: Iterable[str],
     ) -> None:
-        self._app, self._authenticate, self._browser_session = app, authenticate, browser_session
+        self._app, self._authenticate, self._sign_in = app, authenticate, sign_in
         self.hosts = set(hosts)
 
     def allow_port(self, port: int) -> None:
@@ -117,14 +117,14 @@ class LocalSecurity:
         if scheme.lower() == "bearer" and token.strip():
             return self._authenticate(token.strip())
         session_id = _cookie(headers.get("cookie", ""), cookie_name(scope.get("scheme", "http")))
-        actor = self._browser_session(session_id) if session_id else None
+        actor = self._sign_in(session_id) if session_id else None
         if actor is None:
             return None
         if scope["path"] == MCP_PATH:
             return 403, "the MCP server is for agent sessions"
         if scope["method"] == "POST" and not csrf_matches(session_id, headers.get("x-csrf-token", "")):
             return 403, "this change lacks the room's CSRF token; reload the page"
-        scope.setdefault("state", {})["browser_session"] = session_id
+        scope.setdefault("state", {})["sign_in"] = session_id
         return actor
 
 

@@ -145,7 +145,7 @@ class Revoked(Event):
 
 @dataclass(frozen=True)
 class SignedOut(Event):
-    """A browser session signed out (its key): its event stream ends."""
+    """A sign-in to the room ended (its key): its event stream ends."""
 
     NAME = "signed_out"
     key: str

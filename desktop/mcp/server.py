@@ -1,5 +1,5 @@
 """The daemon's MCP server for agent sessions, at `POST /mcp` (stateless streamable HTTP, the `mcp` SDK). Agent CLIs
-reach it through the stdio relay they start (`desktop/mcp/bridge.py`), with a token good for their one running
+reach it through the stdio relay they start (`desktop/mcp/relay.py`), with a token good for their one running
 request; the tools run here, in the daemon, on the ledger and the background tasks directly.
 
 Tools: `ask_question` (any runtime), `permission_prompt` (Claude Code's `--permission-prompt-tool`, which routes its

@@ -1,4 +1,4 @@
-"""SQL for the room's browser sessions and one-time sign-in codes. Only hashes of either are stored."""
+"""SQL for the room's sign-ins and one-time sign-in codes. Only hashes of either are stored."""
 
 import sqlite3
 

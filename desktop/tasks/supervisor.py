@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 
 from desktop.reentry import runner_command
-from desktop.runtimes.runner import TASK_MARK, group_of, write_atomically
+from desktop.tasks.runner import TASK_MARK, group_of, write_atomically
 
 RUNNER = runner_command()
 TAIL_BYTES = 64 * 1024

@@ -39,7 +39,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "cli": {"client", "console", "core", "daemon", "platform"},
     # the tray app hosts the daemon in its own process; everything else it reaches over the daemon's HTTP API
     "gui": {"client", "core", "console", "platform", "resources", "runtimes", "daemon"},
-    "frozen": {"reentry", "runtimes.runner", "mcp.bridge", "cli", "gui.app"},
+    "frozen": {"reentry", "tasks.runner", "mcp.relay", "cli", "gui.app"},
 }
 # Third-party packages a part may not import.
 LOWER = ("console", "store", "core", "runtimes", "platform", "tasks")
@@ -131,6 +131,6 @@ def test_the_reader_sees_every_kind_of_import() -> None:
 
 
 def test_the_runner_and_the_mcp_relay_use_only_the_standard_library() -> None:
-    for path in (PACKAGE / "runtimes" / "runner.py", PACKAGE / "mcp" / "bridge.py"):
+    for path in (PACKAGE / "tasks" / "runner.py", PACKAGE / "mcp" / "relay.py"):
         outside = [n for n in imports(path) if n.split(".")[0] not in sys.stdlib_module_names]
         assert not outside, f"{path.name} imports {outside}"

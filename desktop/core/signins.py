@@ -1,6 +1,7 @@
 """Signing in to the room from a browser: a person's token, or a one-time code from a link the owner shared, is
-exchanged for a browser session. The session's id lives only in an HttpOnly cookie (the database keeps its hash);
-its CSRF token is derived from the id, so nothing else is stored. Revoking a person ends their sessions at once."""
+exchanged for a sign-in (the web's "session": the word is kept here for the cookie's id alone, `session_id`). The
+id lives only in an HttpOnly cookie (the database keeps its hash); its CSRF token is derived from the id, so nothing
+else is stored. Revoking a person ends their sign-ins at once."""
 
 import hashlib
 import hmac
@@ -16,7 +17,7 @@ from desktop.core.principals import Principals, token_hash
 from desktop.store import directory, web
 from desktop.store.db import Store
 
-SESSION_DAYS = 14
+SIGN_IN_DAYS = 14
 CODE_MINUTES = 15
 FAILURES_PER_CLIENT = 5  # failed sign-ins a client may make in FAILURE_WINDOW seconds
 FAILURES_IN_ALL = 30  # failed sign-ins from all clients together in the window
@@ -30,7 +31,7 @@ class TooManyAttempts(Exception):
 
 
 @dataclass(frozen=True)
-class WebSession:
+class SignIn:
     session_id: str  # goes into the cookie, never anywhere else
     csrf: str
     actor: Actor
@@ -40,8 +41,8 @@ def csrf_for(session_id: str) -> str:
     return hashlib.sha256(b"coxswain-csrf:" + session_id.encode()).hexdigest()[:32]
 
 
-def session_key(session_id: str) -> str:
-    """A browser session's name in events: says which session, reveals nothing of its id."""
+def sign_in_key(session_id: str) -> str:
+    """A sign-in's name in events: says which one, reveals nothing of its id."""
     return token_hash(session_id)[:16]
 
 
@@ -77,14 +78,14 @@ class SignInLimiter:
             self._failures = {k: v for k, v in self._failures.items() if v and v[-1] > now - FAILURE_WINDOW}
 
 
-class WebSessions:
+class SignIns:
     def __init__(
         self, store: Store, principals: Principals, wall: Callable[[], float], mono: Callable[[], float]
     ) -> None:
         self._store, self._principals, self._wall = store, principals, wall
         self.limiter = SignInLimiter(mono)
 
-    def sign_in(self, token: str, client: str) -> WebSession:
+    def sign_in(self, token: str, client: str) -> SignIn:
         self.limiter.check(client)
         actor = self._principals.authenticate(token) if token else None
         if actor is None or actor.kind not in ("owner", "person"):
@@ -92,7 +93,7 @@ class WebSessions:
             raise Forbidden("that token is not valid (it may have been revoked)")
         return self._open(actor, "signed in to the room with a token")
 
-    def exchange(self, code: str, client: str) -> WebSession:
+    def exchange(self, code: str, client: str) -> SignIn:
         self.limiter.check(client)
         now = self._wall()
         with self._store.transaction() as conn:
@@ -128,10 +129,10 @@ class WebSessions:
         with self._store.transaction() as conn:
             web.end_session(conn, token_hash(session_id))
 
-    def _open(self, actor: Actor, reason: str) -> WebSession:
+    def _open(self, actor: Actor, reason: str) -> SignIn:
         session_id, now = secrets.token_urlsafe(32), self._wall()
         with self._store.transaction() as conn:
             web.forget_expired(conn, now)
-            web.add_session(conn, token_hash(session_id), actor.name, now, now + SESSION_DAYS * 86400)
+            web.add_session(conn, token_hash(session_id), actor.name, now, now + SIGN_IN_DAYS * 86400)
             audit.append(conn, now, actor, "room_sign_in", None, reason)
-        return WebSession(session_id, csrf_for(session_id), actor)
+        return SignIn(session_id, csrf_for(session_id), actor)

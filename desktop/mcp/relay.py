@@ -1,4 +1,4 @@
-"""The MCP server an agent CLI starts (`python -S -I bridge.py DAEMON_JSON TOKEN_FILE`, or the frozen bundle with
+"""The MCP server an agent CLI starts (`python -S -I relay.py DAEMON_JSON TOKEN_FILE`, or the frozen bundle with
 `--coxswain-mcp-relay`): a relay between the CLI's stdio and the daemon's own MCP endpoint (`POST /mcp`, stateless
 streamable HTTP), where the tools run. Standard library only, so it is up in a few tens of milliseconds and no CLI
 waits on it.
@@ -97,7 +97,7 @@ def _reason(body: bytes) -> str:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 3:
-        sys.stderr.write("usage: bridge.py DAEMON_JSON TOKEN_FILE\n")
+        sys.stderr.write("usage: relay.py DAEMON_JSON TOKEN_FILE\n")
         return 2
     with open(argv[2]) as f:
         token = f.read().strip()
