@@ -6,7 +6,6 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from httpx_sse import aconnect_sse
 from PySide6.QtCore import QObject, Signal
 
 if TYPE_CHECKING:  # (the client is loaded after the tray icon shows)
@@ -14,6 +13,7 @@ if TYPE_CHECKING:  # (the client is loaded after the tray icon shows)
 
 log = logging.getLogger(__name__)
 RETRY_SECONDS = 1.0
+SILENT_SECONDS = 45.0  # the daemon says something (a ping) every 15 s: a stream silent this long is dead
 
 
 class EventStream(QObject):
@@ -49,10 +49,14 @@ class EventStream(QObject):
             self._loop.call_later(RETRY_SECONDS, self._follow)
 
     async def _run(self) -> None:
+        import httpx  # (loaded with the client, after the tray icon shows)
+        from httpx_sse import aconnect_sse
+
         from desktop.client.api import EVENTS
 
+        silent = httpx.Timeout(10.0, read=SILENT_SECONDS, pool=None)
         try:
-            async with aconnect_sse(self._client.http, "GET", EVENTS, timeout=None) as source:
+            async with aconnect_sse(self._client.http, "GET", EVENTS, timeout=silent) as source:
                 async for event in source.aiter_sse():
                     data: dict[str, Any] = json.loads(event.data) if event.data else {}
                     data["type"] = event.event

@@ -130,3 +130,21 @@ def test_an_event_that_comes_while_a_full_read_is_on_its_way_is_not_undone_by_it
         await until(lambda: short not in app.tray.toolTip() and app.tray.shown.paused, 10)
 
     run(qloop, scenario())
+
+
+def test_a_silent_stream_is_given_up_and_followed_again(desktop: Any, qloop: Any, monkeypatch: Any) -> None:
+    """A half-open connection says nothing, not even the daemon's pings: after SILENT_SECONDS the tray follows anew
+    (and reads everything again), instead of waiting on it forever."""
+    import desktop.gui.event_stream as event_stream
+
+    app, _ = desktop
+    monkeypatch.setattr(event_stream, "SILENT_SECONDS", 0.5)  # shorter than the daemon's 15 s between pings
+    stream_down(app)
+    hellos: list[dict[str, Any]] = []
+
+    async def scenario() -> None:
+        back_again(app)
+        app.event_stream.received.connect(lambda e: hellos.append(e) if e["type"] == "hello" else None)
+        await until(lambda: len(hellos) >= 2, 10)
+
+    run(qloop, scenario())
