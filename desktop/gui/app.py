@@ -165,6 +165,8 @@ class TrayApp:
             self.client.call(api.requests(limit=SHOWN)),
             self.client.call(api.tasks()),
         )
+        if self._stale:  # something changed while this read was on its way: its answer may predate it
+            return  # (read again at once, by _refresh_all)
         known = set(self._requests) if self._read_once else None
         self.settings = dict(settings)
         self._show_room(room.url or room.local_url)

@@ -120,9 +120,14 @@ class WorkList(QTreeWidget):
         self.tasks_group.setText(0, line)
 
     def select(self, item_id: str) -> None:
+        """Show this row as the one chosen (what the console shows; the person picked nothing)."""
         row = self._row(item_id)
         if row is not None and not row.isSelected():
-            self.setCurrentItem(row)
+            was = self.blockSignals(True)
+            try:
+                self.setCurrentItem(row)
+            finally:
+                self.blockSignals(was)
 
     def button_of(self, item_id: str) -> QPushButton | None:
         """The row's Stop or Retry, if it has one."""
@@ -136,8 +141,12 @@ class WorkList(QTreeWidget):
     def _fill(self, parent: QTreeWidgetItem, rows: list[Row]) -> None:
         """Make `parent`'s rows these, in this order (a new one where it belongs, not at the bottom)."""
         wanted = {row.item_id for row in rows}
-        for gone in [c for c in _children(parent) if c.data(0, ROLE)[1] not in wanted]:
-            parent.removeChild(gone)
+        was = self.blockSignals(True)  # a row that goes takes the selection with it: nobody picked another row
+        try:
+            for gone in [c for c in _children(parent) if c.data(0, ROLE)[1] not in wanted]:
+                parent.removeChild(gone)
+        finally:
+            self.blockSignals(was)
         existing = {child.data(0, ROLE)[1]: child for child in _children(parent)}
         for index, row in enumerate(rows):
             item = existing.get(row.item_id)
