@@ -174,9 +174,9 @@ def _last_page(output: Path, size: int, lines: int, before: int | None, colours:
     block = BLOCK
     with open(output, "rb") as f:
         if before is not None and not _begins_line(f, end):  # asked from inside a line: the page ends before it
-            f.seek(max(0, end - BLOCK))
-            head = f.read(end - max(0, end - BLOCK))
-            end = max(0, end - BLOCK) + head.rfind(b"\n") + 1 if b"\n" in head else max(0, end - BLOCK)
+            base = max(0, end - BLOCK)
+            f.seek(base)
+            end = base + f.read(end - base).rfind(b"\n") + 1  # (no line start within a block: the block's start)
         while True:
             window = start = max(floor, end - block)
             f.seek(start)
