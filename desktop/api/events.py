@@ -3,6 +3,7 @@ and the stream ends when the caller's token is revoked or their sign-in to the r
 event carries its row as GET /api/requests/{id} (without timeline) or GET /api/tasks/{id} shows it, under "row"."""
 
 import json
+import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -11,7 +12,7 @@ from sse_starlette import EventSourceResponse
 
 from desktop.api import models as m
 from desktop.api.actors import actor
-from desktop.core.events import Event, EventBus, Lagged, RequestChanged, Revoked, SignedOut, TaskChanged
+from desktop.core.events import Ending, Event, EventBus, Lagged, RequestChanged, Revoked, SignedOut, TaskChanged
 from desktop.core.signins import sign_in_key
 from desktop.store.rows import RequestRow
 from desktop.tasks.background import BackgroundTasks
@@ -30,7 +31,7 @@ def add_events(
 ) -> None:
     """`card`: what the owner's card shows about a session a request's prompt went to (as in the request's row)."""
 
-    def sent(event: Event) -> dict[str, str]:
+    def render(event: Event) -> dict[str, str]:
         data = event.data()
         if isinstance(event, RequestChanged):
             data["row"] = m.RequestOut.of(event.row, None, None, card(event.row)).model_dump(mode="json")
@@ -38,33 +39,36 @@ def add_events(
             data["row"] = m.TaskOut.of(tasks.view(event.row)).model_dump(mode="json")
         return {"event": event.name(), "data": json.dumps(data)}
 
+    sent = Rendered(render)
+
     @api.get("/api/events", response_class=EventSourceResponse, responses=STREAM)
     async def stream(request: Request) -> EventSourceResponse:
         who = actor(request)
         browser = getattr(request.state, "sign_in", None)
-        signed_in_as = sign_in_key(browser) if browser else None
-
-        endings: set[Event] = {Revoked(who.name), *([SignedOut(signed_in_as)] if signed_in_as else [])}
-
-        def ends(event: Event) -> bool:
-            return stream_ends(event, endings, events)
+        ends: set[Ending] = {Revoked(who.name), *([SignedOut(sign_in_key(browser))] if browser else [])}
 
         async def each() -> AsyncIterator[dict[str, str]]:
-            with events.subscribe() as queue:
+            with events.subscribe(ends) as queue:
                 yield {"event": "hello", "data": json.dumps({"you": who.name})}
-                while True:
-                    event = await queue.get()
-                    if ends(event):
-                        return
+                while not isinstance(event := await queue.get(), Ending) or event not in ends:
                     if who.is_owner or event.about() == who.name or isinstance(event, Lagged):
                         yield sent(event)
 
         return EventSourceResponse(each(), ping=15)
 
 
-def stream_ends(event: Event, endings: set[Event], events: EventBus) -> bool:
-    """Whether a caller's stream ends at `event`: their revocation or sign-out, or a lag (which may have dropped
-    that ending from their queue) after one."""
-    if isinstance(event, Lagged):
-        return not endings.isdisjoint(events.endings)
-    return isinstance(event, Revoked | SignedOut) and event in endings
+class Rendered:
+    """Each event as sent, made once however many streams send it, and kept while the event is (in some stream's
+    queue or in hand)."""
+
+    def __init__(self, render: Callable[[Event], dict[str, str]]) -> None:
+        self._render = render
+        self._made: dict[int, dict[str, str]] = {}  # by the event's id(): its entry goes when the event does
+
+    def __call__(self, event: Event) -> dict[str, str]:
+        key = id(event)
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = self._render(event)
+            weakref.finalize(event, self._made.pop, key, None)
+        return made

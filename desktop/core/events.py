@@ -5,7 +5,7 @@ from the event alone; /api/events (desktop/api/events.py) sends each as JSON, th
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
@@ -151,6 +151,9 @@ class SignedOut(Event):
     key: str
 
 
+Ending = Revoked | SignedOut  # what ends an event stream
+
+
 @dataclass(frozen=True)
 class Lagged(Event):
     """The subscriber fell behind and events were dropped: read everything again."""
@@ -160,28 +163,36 @@ class Lagged(Event):
 
 class EventBus:
     def __init__(self, queue_size: int = 1000) -> None:
-        self._queues: set[asyncio.Queue[Event]] = set()
+        self._ends: dict[asyncio.Queue[Event], frozenset[Ending]] = {}  # each subscriber's queue: what ends it
+        self._lagging: set[asyncio.Queue[Event]] = set()  # given a Lagged its reader has not taken yet
         self._size = queue_size
-        self.endings: set[Event] = set()  # every Revoked and SignedOut: a lagging stream still learns it ended
 
     def publish(self, event: Event) -> None:
-        if isinstance(event, Revoked | SignedOut):
-            self.endings.add(event)
-        for queue in list(self._queues):
-            try:
+        """To every subscriber. A stalled reader's queue holds at most `queue_size` events, then one Lagged, and
+        gets nothing more until its reader has taken them all; only what ends that subscriber still comes."""
+        for queue, ends in list(self._ends.items()):
+            if isinstance(event, Ending) and event in ends:
                 queue.put_nowait(event)
-            except asyncio.QueueFull:  # a stalled reader: tell it, rather than grow without bound
-                queue.get_nowait()
+            elif queue in self._lagging and not queue.empty():
+                continue
+            elif queue.qsize() < self._size:
+                self._lagging.discard(queue)
+                queue.put_nowait(event)
+            else:
+                self._lagging.add(queue)
                 queue.put_nowait(Lagged())
 
     @contextlib.contextmanager
-    def subscribe(self) -> Iterator["asyncio.Queue[Event]"]:
-        queue: asyncio.Queue[Event] = asyncio.Queue(self._size)
-        self._queues.add(queue)
+    def subscribe(self, ends: Iterable[Ending] = ()) -> Iterator["asyncio.Queue[Event]"]:
+        """A queue of every event from now on. `ends`: the events that end this subscriber (its revocation, its
+        sign-out), never dropped from its queue, even a full one."""
+        queue: asyncio.Queue[Event] = asyncio.Queue()  # bounded by publish
+        self._ends[queue] = frozenset(ends)
         try:
             yield queue
         finally:
-            self._queues.discard(queue)
+            del self._ends[queue]
+            self._lagging.discard(queue)
 
     async def until(self, found: Callable[[], T | None], left: Callable[[], float | None] = lambda: None) -> T | None:
         """`found()` now and after every event until it gives something; None once `left()` seconds run out.
