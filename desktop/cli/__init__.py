@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cox", description="Coxswain: your team's coding agents, on your laptop.")
     parser.add_argument("--home", help="keep every file of this installation under HOME (or set COXSWAIN_HOME)")
-    parser.add_argument("--version", action="version", version=f"cox {_version()}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     sub = parser.add_subparsers(metavar="COMMAND")
     for add in (
         tasks.add,
@@ -53,10 +53,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+class _Version(argparse.Action):
+    """`--version`, read from the installed package only when asked (importlib.metadata is slow to load)."""
 
-    try:
-        return version("coxswain")
-    except PackageNotFoundError:
-        return "unknown"
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("coxswain")
+        except PackageNotFoundError:
+            found = "unknown"
+        parser.exit(message=f"cox {found}\n")

@@ -3,9 +3,9 @@
 import argparse
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from desktop.client import Call, Client
+from desktop.client import Call
 from desktop.core.visible import one_line
 from desktop.platform.paths import Home
 
@@ -13,8 +13,13 @@ T = TypeVar("T")
 Handler = Callable[[Home, argparse.Namespace], int]
 Commands = Any  # argparse's subparsers action (its class is private)
 
+if TYPE_CHECKING:
+    from desktop.client.transport import Client
 
-def client(home: Home) -> Client:
+
+def client(home: Home) -> "Client":
+    from desktop.client.transport import Client  # httpx: only for a command that calls the daemon
+
     return Client.for_home(home, os.environ.get("COX_TOKEN"))
 
 

@@ -4,13 +4,17 @@
 import argparse
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from desktop.cli.common import Commands, client, command
-from desktop.client import Client, api
+from desktop.client import api
 from desktop.console.ansi import SGR, strip_sgr
 from desktop.core.states import TERMINAL
 from desktop.core.visible import visible
 from desktop.platform.paths import Home
+
+if TYPE_CHECKING:
+    from desktop.client.transport import Client
 
 POLL = 0.3  # seconds between reads while following a request that is quiet
 
@@ -64,7 +68,7 @@ def _print(text: str) -> None:
     sys.stdout.flush()
 
 
-def _raw(daemon: Client, request_id: str, follow: bool) -> int:
+def _raw(daemon: "Client", request_id: str, follow: bool) -> int:
     offset = 0
     while True:
         chunk = daemon.call(api.output(request_id, offset))

@@ -14,9 +14,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.client import AsyncClient, DaemonError, api
+from desktop.client import DaemonError, api
 from desktop.client.api import AgentSetup
 from desktop.client.shapes import Agent
+from desktop.client.transport import AsyncClient
 from desktop.gui import style
 from desktop.gui.form import bottom_bar, chosen_row, fill, say, status, table
 from desktop.gui.work import Work

@@ -37,7 +37,7 @@ from desktop.platform.paths import DEFAULT_PORT, Home
 if TYPE_CHECKING:  # the windows' modules, and the API client (pydantic), are loaded after the icon shows
     import httpx
 
-    from desktop.client import AsyncClient
+    from desktop.client.transport import AsyncClient
     from desktop.core.clock import Clock
     from desktop.daemon import Daemon
     from desktop.gui.card import ApprovalCard
@@ -482,7 +482,7 @@ def _load_daemon() -> tuple[Any, Any, Any]:
         return (
             importlib.import_module("desktop.daemon"),
             importlib.import_module("httpx"),
-            importlib.import_module("desktop.client"),
+            importlib.import_module("desktop.client.transport"),
         )
     finally:
         builtins.__import__ = wrapped

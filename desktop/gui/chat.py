@@ -3,8 +3,9 @@ keyring), say which chat user is which person, and see whether each connector is
 
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
-from desktop.client import AsyncClient, DaemonError, api
+from desktop.client import DaemonError, api
 from desktop.client.api import ChatSetup
+from desktop.client.transport import AsyncClient
 from desktop.gui import style
 from desktop.gui.form import heading, say, status
 from desktop.gui.work import Work

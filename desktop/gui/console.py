@@ -27,8 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.client import AsyncClient, Call, api
+from desktop.client import Call, api
 from desktop.client.shapes import ConsolePage
+from desktop.client.transport import AsyncClient
 from desktop.console.testruns import failure_heading
 from desktop.core.visible import one_line, visible
 from desktop.gui import style

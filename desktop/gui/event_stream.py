@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 if TYPE_CHECKING:  # (the client is loaded after the tray icon shows)
-    from desktop.client import AsyncClient
+    from desktop.client.transport import AsyncClient
 
 log = logging.getLogger(__name__)
 RETRY_SECONDS = 1.0

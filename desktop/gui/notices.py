@@ -20,7 +20,7 @@ from desktop.platform.notifications import NativeNotifications
 from desktop.resources import resource
 
 if TYPE_CHECKING:  # (the client is loaded after the tray icon shows)
-    from desktop.client import AsyncClient
+    from desktop.client.transport import AsyncClient
 
 ANSWERED = {"approve", "deny", "cancel", "revoke", "expire"}  # what ends a wait for approval
 ICONS = {

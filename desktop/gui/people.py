@@ -4,8 +4,9 @@ computer's way of writing times), a new one's token shown once with Copy, and Re
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from desktop.client import AsyncClient, DaemonError, api
+from desktop.client import DaemonError, api
 from desktop.client.shapes import Principal
+from desktop.client.transport import AsyncClient
 from desktop.gui import style
 from desktop.gui.form import chosen_row, fill, say, status, table
 from desktop.gui.work import Work

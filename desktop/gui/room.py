@@ -21,8 +21,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.client import AsyncClient, DaemonError, api
+from desktop.client import DaemonError, api
 from desktop.client.shapes import Room
+from desktop.client.transport import AsyncClient
 from desktop.gui.form import bottom_bar, heading, labelled, say, status
 from desktop.gui.work import Work
 

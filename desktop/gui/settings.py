@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.client import AsyncClient, DaemonError, api
+from desktop.client import DaemonError, api
+from desktop.client.transport import AsyncClient
 from desktop.gui import style
 from desktop.gui.agents import AgentsPanel
 from desktop.gui.chat import ChatPanel

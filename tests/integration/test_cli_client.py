@@ -8,8 +8,9 @@ import pytest
 
 import desktop.cli
 import desktop.gui
-from desktop.client import AsyncClient, Client, DaemonError, api
+from desktop.client import DaemonError, api
 from desktop.client.shapes import Agent, Request
+from desktop.client.transport import AsyncClient, Client
 from tests.daemon_process import DaemonProcess
 
 
@@ -59,7 +60,7 @@ def test_api_paths_are_written_only_in_the_client() -> None:
     holding = [
         f"{path.parent.name}/{path.name}"
         for package in (desktop.cli, desktop.gui)
-        for path in Path(package.__file__).parent.rglob("*.py")
+        for path in Path(str(package.__file__)).parent.rglob("*.py")
         if any(written in path.read_text() for written in ("/api/", '"api/', "'api/", ".json()"))
     ]
     assert holding == []
