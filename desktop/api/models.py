@@ -131,7 +131,7 @@ class RequestOut(BaseModel):
     prompt: str
     retry_of: str | None
     references: list[str]
-    session_ref: str | None
+    conversation_ref: str | None
     progress: float | None
     result: str | None
     exit_code: int | None
@@ -170,7 +170,7 @@ class RequestOut(BaseModel):
             prompt=row.prompt,
             retry_of=row.retry_of,
             references=row.refs,
-            session_ref=row.session_ref,
+            conversation_ref=row.conversation_ref,
             progress=row.progress,
             result=row.result,
             exit_code=row.exit_code,

@@ -20,7 +20,7 @@ SHOW_FIELDS = (
     "retry_of",
     "continuation_of",
     "references",
-    "session_ref",
+    "conversation_ref",
     "progress",
     "result",
     "exit_code",

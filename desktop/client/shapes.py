@@ -42,7 +42,7 @@ class Request(Shape):
     prompt: str
     retry_of: str | None = None
     references: list[str] = []
-    session_ref: str | None = None
+    conversation_ref: str | None = None
     progress: float | None = None
     result: str | None = None
     exit_code: int | None = None

@@ -237,14 +237,14 @@ class Ledger:
     def resume(self, request_id: str, why: str) -> RequestRow:
         return self._write(request_id, Action.RESUME, SYSTEM, text=f"resumed: {why}", kind="resumed")
 
-    def record_session(self, request_id: str, session_ref: str) -> RequestRow:
+    def record_conversation(self, request_id: str, conversation_ref: str) -> RequestRow:
         return self._write(
             request_id,
-            Action.SESSION,
+            Action.CONVERSATION,
             SYSTEM,
-            fields={"session_ref": session_ref},
-            text=f"session {session_ref}",
-            kind="session",
+            fields={"conversation_ref": conversation_ref},
+            text=f"conversation {conversation_ref}",
+            kind="conversation",
         )
 
     def note(self, request_id: str, text: str, kind: str = "note", actor: Actor = SYSTEM) -> None:

@@ -32,7 +32,7 @@ class Action(StrEnum):
     INTERRUPT = "interrupt"  # the daemon lost sight of a running request (sleep, restart)
     RESUME = "resume"  # ... and picked it up again
     PROGRESS = "progress"
-    SESSION = "session"  # the runtime's session reference became known
+    CONVERSATION = "conversation"  # the runtime's own conversation (its CLI's session or thread) became known
     ASK = "ask"  # the agent asked the people behind the request a question
     ANSWER = "answer"  # ... and got an answer, or the question was withdrawn
 
@@ -55,7 +55,7 @@ TRANSITIONS: dict[tuple[State, Action], State] = {
     (R, Action.INTERRUPT): R,
     (R, Action.RESUME): R,
     (R, Action.PROGRESS): R,
-    (R, Action.SESSION): R,
+    (R, Action.CONVERSATION): R,
     (R, Action.ASK): R,
     (R, Action.ANSWER): R,
 }
@@ -73,7 +73,7 @@ _DONE_TO = {
     Action.INTERRUPT: "interrupted",
     Action.RESUME: "resumed",
     Action.PROGRESS: "given progress",
-    Action.SESSION: "given a session",
+    Action.CONVERSATION: "given a conversation",
     Action.ASK: "asked a question",
     Action.ANSWER: "answered",
 }

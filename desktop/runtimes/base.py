@@ -13,11 +13,12 @@ CancelMode = Literal["now", "hook", "after_tool"]
 
 @dataclass(frozen=True)
 class Launch:
-    """What to run: the command line, the environment it adds, and the session reference if known up front."""
+    """What to run: the command line, the environment it adds, and the conversation reference if known up
+    front (the runtime's own conversation: Claude Code, Gemini and Copilot call it a session, Codex a thread)."""
 
     argv: list[str]
     env: dict[str, str]
-    session_ref: str | None = None
+    conversation_ref: str | None = None
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,8 @@ class SessionTools:
 
 @dataclass(frozen=True)
 class Event:
-    """One thing a runtime reported. kind: session | turn_started | tool_started | tool_finished | text | progress |
-    question | result | error | usage."""
+    """One thing a runtime reported. kind: conversation | turn_started | tool_started | tool_finished | text |
+    progress | question | result | error | usage."""
 
     kind: str
     text: str = ""
@@ -55,7 +56,7 @@ class Runtime(Protocol):
     cancel_mode: CancelMode
     permission_modes: tuple[str, ...]
     efforts: tuple[str, ...]  # how hard the model thinks, where the CLI lets one choose
-    resumable: bool  # an interrupted turn continues its session; otherwise the exit code is the outcome
+    resumable: bool  # an interrupted turn continues its conversation; otherwise the exit code is the outcome
 
     def missing(self, env: dict[str, str]) -> str | None:
         """What stops this runtime from working here ("not installed", "no API key"), or None."""
@@ -80,7 +81,7 @@ class Runtime(Protocol):
         tools: SessionTools,
         prompt: str | None = None,
     ) -> Launch | None:
-        """The command that continues `request.session_ref` with `prompt` (default: carry on where the turn broke
+        """The command that continues `request.conversation_ref` with `prompt` (default: carry on where the turn broke
         off), or None if this runtime cannot resume."""
         ...
 

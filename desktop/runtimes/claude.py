@@ -1,10 +1,10 @@
 """Claude Code (`claude -p … --output-format stream-json --verbose`).
 
-The session id is chosen before launch (`--session-id`), so it is on the request from the first moment. Cancel stops
-at a safe point through a PreToolUse hook: before each tool call it looks for the task's cancel flag and, when it is
-there, denies the call and ends the turn. Progress comes from the Task tools (TaskCreate / TaskUpdate). Questions:
-Claude's own AskUserQuestion reaches Coxswain's MCP server through `--permission-prompt-tool`, which answers it
-with the person's answer."""
+The conversation's id (Claude's session id) is chosen before launch (`--session-id`), so it is on the request from
+the first moment. Cancel stops at a safe point through a PreToolUse hook: before each tool call it looks for the task's
+cancel flag and, when it is there, denies the call and ends the turn. Progress comes from the Task tools (TaskCreate /
+TaskUpdate). Questions: Claude's own AskUserQuestion reaches Coxswain's MCP server through `--permission-prompt-tool`,
+which answers it with the person's answer."""
 
 import json
 import shlex
@@ -73,10 +73,10 @@ class ClaudeRuntime:
         env: dict[str, str],
         tools: SessionTools,
     ) -> Launch:
-        session = str(uuid.uuid4())
+        conversation = str(uuid.uuid4())
         prompt = context_block(references) + request.prompt
-        argv = self._argv(agent, task_dir, env, tools, ["--session-id", session, "-p", prompt])
-        return Launch(argv, dict(QUIET), session)
+        argv = self._argv(agent, task_dir, env, tools, ["--session-id", conversation, "-p", prompt])
+        return Launch(argv, dict(QUIET), conversation)
 
     def resume(
         self,
@@ -87,10 +87,10 @@ class ClaudeRuntime:
         tools: SessionTools,
         prompt: str | None = None,
     ) -> Launch | None:
-        if not request.session_ref:
+        if not request.conversation_ref:
             return None
-        argv = self._argv(agent, task_dir, env, tools, ["--resume", request.session_ref, "-p", prompt or CONTINUE])
-        return Launch(argv, dict(QUIET), request.session_ref)
+        argv = self._argv(agent, task_dir, env, tools, ["--resume", request.conversation_ref, "-p", prompt or CONTINUE])
+        return Launch(argv, dict(QUIET), request.conversation_ref)
 
     def _argv(
         self, agent: AgentRow, task_dir: Path, env: dict[str, str], tools: SessionTools, turn: list[str]
@@ -135,7 +135,7 @@ class ClaudeParser:
             return []
         kind = message.get("type")
         if kind == "system" and message.get("subtype") == "init":
-            return [Event("session", message.get("session_id", "")), Event("turn_started")]
+            return [Event("conversation", message.get("session_id", "")), Event("turn_started")]
         if kind == "system" and message.get("subtype") == "api_retry":
             error, status = message.get("error"), message.get("error_status")
             if error in FATAL:

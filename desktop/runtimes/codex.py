@@ -1,4 +1,4 @@
-"""Codex CLI (`codex exec --json`). The session is the thread id from the first event; resume is
+"""Codex CLI (`codex exec --json`). The conversation is the thread id from the first event; resume is
 `codex exec … resume <thread_id> PROMPT`. Codex has no usable hook to stop a turn, so cancel interrupts the whole
 process group right after a tool call completes (the safe point). Progress comes from its plan (`todo_list`)."""
 
@@ -65,10 +65,12 @@ class CodexRuntime:
         tools: SessionTools,
         prompt: str | None = None,
     ) -> Launch | None:
-        if not request.session_ref:
+        if not request.conversation_ref:
             return None
         return Launch(
-            [*self._exec(agent, env, tools), "resume", request.session_ref, prompt or CONTINUE], {}, request.session_ref
+            [*self._exec(agent, env, tools), "resume", request.conversation_ref, prompt or CONTINUE],
+            {},
+            request.conversation_ref,
         )
 
     def _exec(self, agent: AgentRow, env: dict[str, str], tools: SessionTools) -> list[str]:
@@ -120,7 +122,7 @@ class CodexParser:
             return []
         kind = message.get("type")
         if kind == "thread.started":
-            return [Event("session", str(message.get("thread_id", "")))]
+            return [Event("conversation", str(message.get("thread_id", "")))]
         if kind == "turn.started":
             return [Event("turn_started")]
         if kind in ("item.started", "item.updated", "item.completed"):

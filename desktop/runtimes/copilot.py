@@ -1,6 +1,6 @@
-"""GitHub Copilot CLI (`copilot -p … --output-format json --allow-all-tools`). The session id is chosen before
-launch (`--session-id`) and resumed with `-r`. Cancel interrupts the process group right after a tool call completes.
-Copilot has no todo or plan tool, so it reports no progress."""
+"""GitHub Copilot CLI (`copilot -p … --output-format json --allow-all-tools`). The conversation's id (its session
+id) is chosen before launch (`--session-id`) and resumed with `-r`. Cancel interrupts the process group right after a
+tool call completes. Copilot has no todo or plan tool, so it reports no progress."""
 
 import json
 import uuid
@@ -45,9 +45,9 @@ class CopilotRuntime:
         env: dict[str, str],
         tools: SessionTools,
     ) -> Launch:
-        session = str(uuid.uuid4())
+        conversation = str(uuid.uuid4())
         prompt = context_block(references) + request.prompt
-        return Launch(self._argv(agent, env, tools, ["--session-id", session, "-p", prompt]), {}, session)
+        return Launch(self._argv(agent, env, tools, ["--session-id", conversation, "-p", prompt]), {}, conversation)
 
     def resume(
         self,
@@ -58,10 +58,10 @@ class CopilotRuntime:
         tools: SessionTools,
         prompt: str | None = None,
     ) -> Launch | None:
-        if not request.session_ref:
+        if not request.conversation_ref:
             return None
-        argv = self._argv(agent, env, tools, ["-r", request.session_ref, "-p", prompt or CONTINUE])
-        return Launch(argv, {}, request.session_ref)
+        argv = self._argv(agent, env, tools, ["-r", request.conversation_ref, "-p", prompt or CONTINUE])
+        return Launch(argv, {}, request.conversation_ref)
 
     def _argv(self, agent: AgentRow, env: dict[str, str], tools: SessionTools, turn: list[str]) -> list[str]:
         mcp = json.dumps(tools.stdio_config(type="local", tools=["*"]))
@@ -107,7 +107,7 @@ class CopilotParser:
             return [Event("error", self._last_error, is_error=True, data={"fatal": fatal})]
         if kind == "result":
             ok = message.get("exitCode") == 0
-            events = [Event("session", str(message.get("sessionId", "")))] if message.get("sessionId") else []
+            events = [Event("conversation", str(message.get("sessionId", "")))] if message.get("sessionId") else []
             text = self._last_message if ok else self._last_error or f"copilot exited with {message.get('exitCode')}"
             return [*events, Event("usage", data=message.get("usage") or {}), Event("result", text, is_error=not ok)]
         return []

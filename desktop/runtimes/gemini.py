@@ -1,5 +1,6 @@
-"""Gemini CLI (`gemini -p … -o stream-json`). The session id is chosen before launch (`--session-id`) and resumed
-with `-r`. Cancel interrupts the process group right after a tool call completes. Progress from `write_todos`."""
+"""Gemini CLI (`gemini -p … -o stream-json`). The conversation's id (its session id) is chosen before launch
+(`--session-id`) and resumed with `-r`. Cancel interrupts the process group right after a tool call completes. Progress
+from `write_todos`."""
 
 import json
 import uuid
@@ -44,10 +45,10 @@ class GeminiRuntime:
         env: dict[str, str],
         tools: SessionTools,
     ) -> Launch:
-        session = str(uuid.uuid4())
+        conversation = str(uuid.uuid4())
         prompt = context_block(references) + request.prompt
-        argv = self._argv(agent, env, ["--session-id", session, "-p", prompt])
-        return Launch(argv, self._env(task_dir, env, tools), session)
+        argv = self._argv(agent, env, ["--session-id", conversation, "-p", prompt])
+        return Launch(argv, self._env(task_dir, env, tools), conversation)
 
     def resume(
         self,
@@ -58,12 +59,12 @@ class GeminiRuntime:
         tools: SessionTools,
         prompt: str | None = None,
     ) -> Launch | None:
-        if not request.session_ref:
+        if not request.conversation_ref:
             return None
         return Launch(
-            self._argv(agent, env, ["-r", request.session_ref, "-p", prompt or CONTINUE]),
+            self._argv(agent, env, ["-r", request.conversation_ref, "-p", prompt or CONTINUE]),
             self._env(task_dir, env, tools),
-            request.session_ref,
+            request.conversation_ref,
         )
 
     @staticmethod
@@ -123,7 +124,7 @@ class GeminiParser:
             return []
         kind = message.get("type")
         if kind == "init":
-            return [Event("session", str(message.get("session_id", ""))), Event("turn_started")]
+            return [Event("conversation", str(message.get("session_id", ""))), Event("turn_started")]
         if kind == "message" and message.get("role") == "assistant":
             self._text.append(str(message.get("content", "")))
             return [Event("text", str(message.get("content", "")))]

@@ -15,7 +15,7 @@ _CHANGEABLE = frozenset(
         "queue_seq",
         "started_at",
         "ended_at",
-        "session_ref",
+        "conversation_ref",
         "progress",
         "result",
         "exit_code",

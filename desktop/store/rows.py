@@ -22,7 +22,7 @@ class RequestRow:
     ended_at: float | None
     retry_of: str | None
     refs: list[str]
-    session_ref: str | None
+    conversation_ref: str | None
     progress: float | None
     result: str | None
     exit_code: int | None

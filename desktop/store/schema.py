@@ -222,4 +222,10 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX requests_by_agent ON requests(agent, created_at);
     """,
+    # 10: a request's runtime conversation (what Claude Code, Gemini and Copilot call a session, Codex a thread) is
+    #     its conversation_ref; "session" is kept for the sessions agents start
+    """
+    ALTER TABLE requests RENAME COLUMN session_ref TO conversation_ref;
+    UPDATE timeline SET kind = 'conversation' WHERE kind = 'session';
+    """,
 ]

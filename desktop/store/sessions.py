@@ -58,10 +58,10 @@ def requests_of(conn: sqlite3.Connection, session_id: str) -> list[RequestRow]:
     return [RequestRow.of(r) for r in rows]
 
 
-def last_session_ref(conn: sqlite3.Connection, session_id: str, before: str) -> str | None:
-    """The runtime session the session's earlier prompts ran in: the next prompt continues it."""
+def last_conversation_ref(conn: sqlite3.Connection, session_id: str, before: str) -> str | None:
+    """The runtime conversation the session's earlier prompts ran in: the next prompt continues it."""
     row = conn.execute(
-        "SELECT session_ref FROM requests WHERE agent = ? AND id != ? AND session_ref IS NOT NULL "
+        "SELECT conversation_ref FROM requests WHERE agent = ? AND id != ? AND conversation_ref IS NOT NULL "
         "ORDER BY created_at DESC, id DESC LIMIT 1",
         (session_id, before),
     ).fetchone()

@@ -1,14 +1,13 @@
 """Background continuations: when a command or monitor an agent started ends, the agent is woken with a new turn on the
-same runtime session that tells it what ended (how, exit code, duration, test counts and first failure, the last lines
-of its console, all redacted) and asks it to review the result and reply. That turn is a request of its own
+same runtime conversation that tells it what ended (how, exit code, duration, test counts and first failure, the last
+lines of its console, all redacted) and asks it to review the result and reply. That turn is a request of its own
 (`continuation_of` the request whose turn started the tasks), for the same person, approved with the conversation.
 
 What ends in one conversation within GATHER seconds wakes one turn. LOOP_LIMIT continuations in a conversation since
 the owner's last yes make the next wait for the owner (and a held one holds the next). A task whose request was
-cancelled, or whose person was revoked, wakes nothing; nor does the shell agent, which has no session to continue (a
-line on the timeline says what ended). A task marks what it woke in the same transaction that
-makes the turn, so a restart never makes one twice; one that ended before a restart and woke nothing is dropped, said
-on the timeline."""
+cancelled, or whose person was revoked, wakes nothing; nor does the shell agent, which has no conversation to continue
+(a line on the timeline says what ended). A task marks what it woke in the same transaction that makes the turn, so a
+restart never makes one twice; one that ended before a restart and woke nothing is dropped, said on the timeline."""
 
 import asyncio
 import json
@@ -39,7 +38,7 @@ CANCELLED = "request cancelled"  # the stop reason of a task whose request was c
 
 class Continuations:
     def __init__(self, store: Store, ledger: Ledger, resumable: Callable[[str], bool], gather: float = GATHER) -> None:
-        """`resumable(agent)`: whether the agent's runtime can continue a session (the shell agent cannot)."""
+        """`resumable(agent)`: whether the agent's runtime can continue a conversation (the shell agent cannot)."""
         self._store, self._ledger, self._resumable, self.gather = store, ledger, resumable, gather
         self._gathering: dict[str, list[str]] = {}  # conversation (its first request) -> the tasks that ended
         self._news: dict[str, list[str]] = {}  # conversation -> what watched sessions did, waiting to wake it
@@ -135,8 +134,8 @@ class Continuations:
             return
         told = "; ".join([*(ended_line(t) for t in tasks), *news])
         if not self._resumable(origin.agent):
-            self._mark(tasks, "a timeline note: its agent has no session to continue")
-            self._ledger.note(origin.id, f"{told[:2000]} (the {origin.agent} agent has no session to continue)")
+            self._mark(tasks, "a timeline note: its agent has no conversation to continue")
+            self._ledger.note(origin.id, f"{told[:2000]} (the {origin.agent} agent has no conversation to continue)")
             return
         held, count = self._guard(key)
         allowed = origin.state not in (State.PENDING, State.EXPIRED)  # a teammate's retry, a session prompt held

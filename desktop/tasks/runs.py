@@ -1,6 +1,6 @@
 """Runs approved requests: starts the agent's command under a runner, follows its output and its end (also across a
 daemon restart), and writes the outcome to the ledger. A request's work never starts a second time from scratch:
-when an agent CLI dies mid-turn, the same session is resumed under the same request."""
+when an agent CLI dies mid-turn, the same conversation is resumed under the same request."""
 
 import asyncio
 import logging
@@ -117,11 +117,11 @@ class RequestRuns:
         if resuming:
             launch = runtime.resume(request, agent, task_dir, env, tools)
             if launch is None:
-                return self._fail(request.id, f"{runtime.name} cannot resume this request (no session)")
+                return self._fail(request.id, f"{runtime.name} cannot resume this request (no conversation)")
         else:
             launch = self._first_launch(request, agent, runtime, task_dir, env, tools)
-        if launch.session_ref and launch.session_ref != request.session_ref:
-            self._ledger.record_session(request.id, launch.session_ref)
+        if launch.conversation_ref and launch.conversation_ref != request.conversation_ref:
+            self._ledger.record_conversation(request.id, launch.conversation_ref)
         with self._store.transaction() as conn:
             tasks_sql.add(
                 conn,
@@ -155,22 +155,22 @@ class RequestRuns:
         env: dict[str, str],
         tools: SessionTools,
     ) -> Launch:
-        """A new turn; in a session an agent started, the next prompt continues the runtime session of the ones
-        before it (a runtime that cannot resume starts afresh in the same folder)."""
+        """A new turn; in a session an agent started, the next prompt continues the runtime's conversation of the
+        ones before it (a runtime that cannot resume starts afresh in the same folder)."""
         references = self._references(request)
         if request.continuation_of is not None and runtime.resumable:  # the next turn of the same conversation
             origin = self._ledger.get(request.continuation_of)
-            if origin.session_ref is not None:
-                launch = runtime.resume(
-                    replace(request, session_ref=origin.session_ref), agent, task_dir, env, tools, request.prompt
-                )
+            if origin.conversation_ref is not None:
+                carried_on = replace(request, conversation_ref=origin.conversation_ref)
+                launch = runtime.resume(carried_on, agent, task_dir, env, tools, request.prompt)
                 if launch is not None:
                     return launch
         if sessions_sql.get(self._store.conn, agent.name) is not None:
-            previous = sessions_sql.last_session_ref(self._store.conn, agent.name, request.id)
+            previous = sessions_sql.last_conversation_ref(self._store.conn, agent.name, request.id)
             if previous is not None and runtime.resumable:
                 prompt = context_block(references) + request.prompt
-                launch = runtime.resume(replace(request, session_ref=previous), agent, task_dir, env, tools, prompt)
+                carried_on = replace(request, conversation_ref=previous)
+                launch = runtime.resume(carried_on, agent, task_dir, env, tools, prompt)
                 if launch is not None:
                     return launch
         return runtime.launch(request, agent, references, task_dir, env, tools)
@@ -319,8 +319,8 @@ class RequestRuns:
         row = requests_sql.get(self._store.conn, run.request_id)
         if row is None or row.state != State.RUNNING:
             return
-        if event.kind == "session" and event.text and event.text != row.session_ref:
-            self._ledger.record_session(row.id, event.text)
+        if event.kind == "conversation" and event.text and event.text != row.conversation_ref:
+            self._ledger.record_conversation(row.id, event.text)
         elif event.kind == "progress" and event.value is not None and event.value != row.progress:
             self._ledger.record_progress(row.id, event.value)
         elif event.kind == "result":
@@ -369,7 +369,7 @@ class RequestRuns:
             reason = run.result.text or (run.errors[-1] if run.errors else "the agent reported an error")
             failure = readable_error(reason) if run.result.is_error else None
             self._finish(row.id, 0 if failure is None else code, failure or run.result.text, failure=failure)
-        elif run.runtime.resumable and row.session_ref and (attempts := self._attempts(row.id)) <= MAX_RESUMES:
+        elif run.runtime.resumable and row.conversation_ref and (attempts := self._attempts(row.id)) <= MAX_RESUMES:
             self._ledger.interrupt(
                 row.id, f"the {run.runtime.name} process ended mid-turn ({why or f'exit code {code}'})"
             )
@@ -412,7 +412,7 @@ class RequestRuns:
         left = await self._supervisor.end_orphans(Path(dead.dir), 0) if dead else []
         if left:  # its runner is gone too, or it would have ended them
             self._ledger.note(row.id, f"ended what the interrupted attempt left running: {', '.join(left)}")
-        self._ledger.resume(row.id, f"continuing session {row.session_ref}")
+        self._ledger.resume(row.id, f"continuing conversation {row.conversation_ref}")
         await self._start(row, resuming=True)
 
     @staticmethod

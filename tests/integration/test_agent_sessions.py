@@ -198,7 +198,8 @@ def test_the_next_prompt_continues_the_same_conversation(lead: DaemonProcess, fa
     parent = lead.wait_state(row["id"], "done", timeout=120)
     first, second = sorted(children(lead), key=lambda r: r["id"])
     assert (first["result"], second["result"]) == ("the first answer", "the second answer")
-    assert first["session_ref"] and second["session_ref"] == first["session_ref"]  # the same runtime session
+    conversation = first["conversation_ref"]
+    assert conversation and second["conversation_ref"] == conversation  # the same runtime conversation
     last_of_child = [r["body"] for r in fake_model.requests() if "the second answer" in json.dumps(r["body"])][-1]
     assert "SAY the first answer" in json.dumps(last_of_child)  # the model saw the first turn as history
     told = results(fake_model)

@@ -24,7 +24,7 @@ def test_owner_request_runs_on_builtin_shell_agent(daemon: DaemonProcess) -> Non
         "prompt",
         "retry_of",
         "references",
-        "session_ref",
+        "conversation_ref",
         "progress",
         "result",
         "timeline",

@@ -1,10 +1,12 @@
 """Background continuations, with the real Claude Code and Codex CLIs against the scripted model: an agent starts a
 test run as a background task and ends its turn; the run fails; the agent is woken by a new turn on the same runtime
-session whose prompt holds the failure, approved with the conversation, and its reply is that turn's result. Also:
+conversation whose prompt holds the failure, approved with the conversation, and its reply is that turn's result. Also:
 tasks ending together wake one turn, a cancelled request's tasks wake nothing, and a restart between a task's end and
-its turn drops the turn (said once, never run twice). The rules without CLIs: tests/unit/test_continuations_rules.py."""
+its turn drops the turn (said once, never run twice), and a conversation an older database recorded is continued
+after the upgrade. The rules without CLIs: tests/unit/test_continuations_rules.py."""
 
 import json
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -35,7 +37,7 @@ def woken(daemon: DaemonProcess, of: str, timeout: float = 90) -> dict[str, Any]
     return found[0]
 
 
-def test_a_failed_test_run_wakes_its_agent_on_the_same_session(
+def test_a_failed_test_run_wakes_its_agent_on_the_same_conversation(
     agent_daemon: DaemonProcess,  # noqa: F811
     fake_model: FakeModelServer,
 ) -> None:
@@ -44,7 +46,7 @@ def test_a_failed_test_run_wakes_its_agent_on_the_same_session(
         mcp("start_task", command=FAILING_RUN, description="test run") + "SAY started the tests", agent="agent"
     )
     first = daemon.wait_state(row["id"], "done", timeout=90)
-    assert first["result"] == "started the tests" and first["session_ref"]
+    assert first["result"] == "started the tests" and first["conversation_ref"]
     woke = woken(daemon, row["id"])
     done = daemon.wait_state(woke["id"], "done", timeout=120)
     assert done["timeline"][0]["text"] == f"background continuation of {row['id']}: T1 ended, approved"
@@ -52,7 +54,7 @@ def test_a_failed_test_run_wakes_its_agent_on_the_same_session(
     assert done["prompt"].startswith("Background work you started has ended.\n\nT1 (test run) failed (exit 1) after ")
     assert "tests/test_login.py::test_login FAILED" in done["prompt"] and "assert 401 == 200" in done["prompt"]
     assert done["result"].startswith("Reviewed: T1 (test run) failed (exit 1) after "), "the model's reply"
-    assert done["session_ref"] == first["session_ref"], "the same runtime session, continued"
+    assert done["conversation_ref"] == first["conversation_ref"], "the same runtime conversation, continued"
     asked = [r["body"] for r in fake_model.requests() if "Background work you started" in json.dumps(r["body"])]
     assert asked and "started the tests" in json.dumps(asked[-1]), "the model saw the first turn as history"
     shown = daemon.cox("show", woke["id"], check=True).stdout
@@ -122,6 +124,45 @@ def test_a_restart_between_the_end_and_the_turn_drops_it_once(
         assert notes == dropped, "said once"
     finally:
         third.stop()
+
+
+def test_a_conversation_an_older_database_recorded_is_continued_after_the_upgrade(
+    make_daemon: type[DaemonProcess], tmp_path: Path, agent_env: dict[str, str], fake_model: FakeModelServer
+) -> None:
+    """Schema 9 kept the runtime's conversation in `session_ref` (and its timeline line as kind `session`); version 10
+    renames both, and the end of a task started before the upgrade wakes a turn on the conversation recorded there."""
+    from tests.daemon_process import with_cli_agent
+
+    go = tmp_path / "go"
+    daemon = with_cli_agent(make_daemon, tmp_path, agent_env, "agent", "codex")
+    build = f"until [ -e {go} ]; do sleep 0.1; done; echo built"
+    row = daemon.request(mcp("start_task", command=build, description="build") + "SAY the build is on", agent="agent")
+    first = daemon.wait_state(row["id"], "done", timeout=90)
+    assert first["conversation_ref"]
+    daemon.stop()  # the build runs on under its runner
+    with sqlite3.connect(daemon.home / "coxswain.db") as db:  # the database as version 9 left it
+        db.execute("ALTER TABLE requests RENAME COLUMN conversation_ref TO session_ref")
+        db.execute(
+            "UPDATE timeline SET kind = 'session', text = 'session ' || substr(text, 14) WHERE kind = 'conversation'"
+        )
+        db.execute("PRAGMA user_version = 9")
+    db.close()
+    upgraded = make_daemon(daemon.home).start(env=agent_env)
+    try:
+        shown = upgraded.show(row["id"])
+        assert shown["conversation_ref"] == first["conversation_ref"]
+        assert [t["text"] for t in shown["timeline"] if t["kind"] == "conversation"] == [
+            f"session {first['conversation_ref']}"  # the line as it was written
+        ]
+        go.touch()
+        done = upgraded.wait_state(woken(upgraded, row["id"])["id"], "done", timeout=120)
+        assert done["result"].startswith("Reviewed: T1 (build) finished"), "the model's reply"
+        assert done["conversation_ref"] == first["conversation_ref"], "the conversation from before, continued"
+        asked = [r["body"] for r in fake_model.requests() if "Background work you started" in json.dumps(r["body"])]
+        assert asked and "the build is on" in json.dumps(asked[-1]), "the model saw the first turn as history"
+    finally:
+        upgraded.stop()
+    assert any(p.name.startswith("coxswain-v9-") for p in (daemon.home / "backups").iterdir())
 
 
 async def test_a_timeout_counts_from_the_last_turn_and_the_agent_reports_it(

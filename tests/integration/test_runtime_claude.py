@@ -14,7 +14,7 @@ from tests.daemon_process import DaemonProcess
 from tests.fakes.model.server import FakeModelServer
 
 
-def sessions_seen(model: FakeModelServer) -> list[dict[str, object]]:
+def claude_calls(model: FakeModelServer) -> list[dict[str, object]]:
     return [r["body"] for r in model.requests() if r["method"] == "POST" and r["path"].startswith("/v1/messages")]
 
 
@@ -30,7 +30,7 @@ def runner_info(daemon: DaemonProcess, request_id: str, attempt: int = 1) -> dic
 
 def recorded(tmp_path: Path, text: str) -> bool:
     """Whether Claude Code has written `text` (a tool call's command) to its session file: killed before that, the
-    resumed session does not know the call and makes it again."""
+    resumed conversation does not know the call and makes it again."""
     return any(text in path.read_text(errors="replace") for path in (tmp_path / "claude-config").rglob("*.jsonl"))
 
 
@@ -54,17 +54,17 @@ def wait_for(condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyp
         time.sleep(0.05)
 
 
-def test_tool_call_result_and_session(
+def test_tool_call_result_and_conversation(
     claude_daemon: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path
 ) -> None:
     row = claude_daemon.request("TOOL echo hi > made-by-claude.txt; echo hi", agent="claude")
     done = claude_daemon.wait_state(row["id"], "done", timeout=60)
     assert done["result"] == "finished; last output: hi"
     assert (tmp_path / "project" / "made-by-claude.txt").read_text() == "hi\n"
-    assert len(done["session_ref"]) == 36
-    session_file = next((tmp_path / "claude-config" / "projects").rglob(f"{done['session_ref']}.jsonl"))
+    assert len(done["conversation_ref"]) == 36
+    session_file = next((tmp_path / "claude-config" / "projects").rglob(f"{done['conversation_ref']}.jsonl"))
     assert session_file.exists()
-    assert len(sessions_seen(fake_model)) == 2
+    assert len(claude_calls(fake_model)) == 2
 
 
 def test_progress_from_the_task_list(claude_daemon: DaemonProcess) -> None:
@@ -80,11 +80,11 @@ def test_references_reach_claude_as_a_context_block(claude_daemon: DaemonProcess
     claude_daemon.wait_state(first["id"], "done")
     row = claude_daemon.request(f"SAY noted\nas in {first['id']}", agent="claude")
     claude_daemon.wait_state(row["id"], "done", timeout=60)
-    sent = json.dumps(sessions_seen(fake_model)[0]["messages"])
+    sent = json.dumps(claude_calls(fake_model)[0]["messages"])
     assert f"--- {first['id']} (done)" in sent and "Result: the answer is 42" in sent
 
 
-def test_runtime_killed_mid_turn_resumes_the_same_session(
+def test_runtime_killed_mid_turn_resumes_the_same_conversation(
     claude_daemon: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path
 ) -> None:
     marker, sleep = tmp_path / "project" / "steps", unique_sleep()
@@ -97,7 +97,7 @@ def test_runtime_killed_mid_turn_resumes_the_same_session(
     kinds = [t["kind"] for t in done["timeline"]]
     assert kinds.count("interrupted") == 1 and kinds.count("resumed") == 1
     assert "killed by SIGKILL" in next(t["text"] for t in done["timeline"] if t["kind"] == "interrupted")
-    bodies = sessions_seen(fake_model)
+    bodies = claude_calls(fake_model)
     resumed = json.dumps(bodies[-2]["messages"])
     assert "TOOL echo one" in resumed and "toolu_01" in resumed, "the resumed CLI re-sent the earlier history"
     assert "The session was interrupted" in resumed
@@ -117,7 +117,7 @@ def test_daemon_killed_mid_turn_the_turn_finishes_once(
     assert not (claude_daemon.home / "tasks" / f"{row['id']}.2").exists(), "no second run"
     gap = [t["text"] for t in done["timeline"] if t["kind"] in ("interrupted", "resumed")]
     assert gap[0].startswith("interrupted: the daemon was not running since") and gap[1].startswith("resumed:")
-    assert len(sessions_seen(fake_model)) == 3
+    assert len(claude_calls(fake_model)) == 3
 
 
 def test_cancel_stops_before_the_next_tool_call(claude_daemon: DaemonProcess, tmp_path: Path) -> None:
@@ -201,20 +201,22 @@ def test_agent_options_are_validated_and_reach_the_cli(
     assert made.stdout.strip().endswith("; ready")
     row = claude_daemon.request("SAY done", agent="c2")
     claude_daemon.wait_state(row["id"], "done", timeout=60)
-    assert sessions_seen(fake_model)[-1]["model"] == "claude-test-model"
+    assert claude_calls(fake_model)[-1]["model"] == "claude-test-model"
 
 
-def test_a_resume_whose_session_is_gone_fails_with_the_reason(claude_daemon: DaemonProcess, tmp_path: Path) -> None:
+def test_a_resume_whose_conversation_is_gone_fails_with_the_reason(
+    claude_daemon: DaemonProcess, tmp_path: Path
+) -> None:
     marker = tmp_path / "project" / "steps"
     row = claude_daemon.request(f"TOOL echo one >> {marker}; sleep 30\nTOOL echo two >> {marker}", agent="claude")
     wait_for(lambda: marker.exists())
-    session = claude_daemon.show(row["id"])["session_ref"]
+    conversation = claude_daemon.show(row["id"])["conversation_ref"]
     os.killpg(runner_info(claude_daemon, row["id"])["pgid"], signal.SIGKILL)
-    for path in (tmp_path / "claude-config").rglob(f"{session}*"):
+    for path in (tmp_path / "claude-config").rglob(f"{conversation}*"):
         if path.is_file():
             path.unlink()
     failed = claude_daemon.wait_state(row["id"], "failed", timeout=60)
-    assert failed["result"] == f"No conversation found with session ID: {session}"
+    assert failed["result"] == f"No conversation found with session ID: {conversation}"
     assert marker.read_text() == "one\n", "never started afresh"
     assert len(list((claude_daemon.home / "tasks").glob(f"{row['id']}.*"))) == 2, "one resume, no loop"
 
@@ -225,5 +227,5 @@ def test_a_broken_stream_falls_back_to_a_plain_answer(
     row = claude_daemon.request("CUT\nSAY answered without a stream", agent="claude")
     done = claude_daemon.wait_state(row["id"], "done", timeout=120)
     assert done["result"] == "answered without a stream"
-    calls = sessions_seen(fake_model)
+    calls = claude_calls(fake_model)
     assert any(call.get("stream") for call in calls) and any(not call.get("stream") for call in calls)

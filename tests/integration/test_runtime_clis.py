@@ -57,7 +57,7 @@ def model_calls(model: FakeModelServer, runtime: str) -> list[dict[str, object]]
     return [r["body"] for r in model.requests() if r["method"] == "POST" and RUNTIMES[runtime]["path"] in r["path"]]
 
 
-def test_tool_call_result_and_session(
+def test_tool_call_result_and_conversation(
     cli_daemon: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path, runtime: str
 ) -> None:
     row = cli_daemon.request("TOOL echo hi > made-by-the-agent.txt; echo hi", agent="agent")
@@ -69,8 +69,8 @@ def test_tool_call_result_and_session(
         "gemini": tmp_path / "user-home" / ".gemini",
         "copilot": tmp_path / "user-home" / ".copilot",
     }[runtime]
-    assert done["session_ref"] and any(
-        done["session_ref"] in path.read_text(errors="replace")
+    assert done["conversation_ref"] and any(
+        done["conversation_ref"] in path.read_text(errors="replace")
         for path in stored.rglob("*")
         if path.is_file() and "session" in str(path)
     )
@@ -86,7 +86,7 @@ def test_progress_from_the_plan_and_never_invented(cli_daemon: DaemonProcess, ru
         assert done["progress"] == pytest.approx(33.3)
 
 
-def test_runtime_killed_mid_turn_resumes_the_same_session(
+def test_runtime_killed_mid_turn_resumes_the_same_conversation(
     cli_daemon: DaemonProcess, fake_model: FakeModelServer, tmp_path: Path, runtime: str
 ) -> None:
     marker, sleep = tmp_path / "project" / "steps", unique_sleep()
@@ -97,10 +97,10 @@ def test_runtime_killed_mid_turn_resumes_the_same_session(
     row = cli_daemon.request(prompt, agent="agent")
     wait_for(lambda: marker.exists() and (RUNTIMES[runtime]["kill"] != "tool" or still_running(sleep)))
     time.sleep(0.3)
-    thread = cli_daemon.show(row["id"])["session_ref"]
+    thread = cli_daemon.show(row["id"])["conversation_ref"]
     os.killpg(runner_info(cli_daemon, row["id"])["pgid"], signal.SIGKILL)
     done = cli_daemon.wait_state(row["id"], "done", timeout=60)
-    assert done["session_ref"] == thread
+    assert done["conversation_ref"] == thread
     assert marker.read_text() == "one\ntwo\n"
     assert not still_running(sleep), "the dead attempt's tool call was ended before the turn resumed"
     assert [t["kind"] for t in done["timeline"]].count("resumed") == 1

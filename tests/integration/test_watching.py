@@ -53,6 +53,6 @@ def test_a_watching_agent_is_woken_by_the_sessions_turn_and_its_failed_task(
     assert "finished, done: linting" in news, "the session's turn and its result"
     done = lead.wait_state(woken[0]["id"], "done", timeout=120)
     assert done["result"].startswith("Reviewed: S1 (Checks): "), "the lead's reply"
-    assert done["session_ref"] == lead.show(row["id"])["session_ref"], "the lead's own conversation, continued"
+    assert done["conversation_ref"] == lead.show(row["id"])["conversation_ref"], "the lead's conversation, continued"
     told = json.dumps([r["body"] for r in fake_model.requests()], ensure_ascii=False)
     assert "News from the sessions you watch" in told

@@ -23,7 +23,7 @@ def request(**changes: object) -> RequestRow:
         ended_at=None,
         retry_of=None,
         refs=[],
-        session_ref=None,
+        conversation_ref=None,
         progress=None,
         result=None,
         exit_code=None,

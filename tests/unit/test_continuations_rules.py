@@ -52,9 +52,9 @@ async def test_the_shell_agent_gets_a_timeline_note_and_no_turn(tmp_path: Path) 
     continuations.task_ended(ended_task(store, tmp_path, "T1", origin.id, 2, "collected 4 items\n1 failed\n"))
     await settled(continuations)
     notes = [t.text for t in requests_sql.timeline(store.conn, origin.id) if t.kind == "note"]
-    assert notes == ["T1 (unit tests) failed (exit 2) after 1 min 04 s (the api agent has no session to continue)"]
+    assert notes == ["T1 (unit tests) failed (exit 2) after 1 min 04 s (the api agent has no conversation to continue)"]
     assert [r for r in ledger.listing(OWNER) if r.continuation_of] == []
-    assert tasks_sql.get(store.conn, "T1").woke == "a timeline note: its agent has no session to continue"
+    assert tasks_sql.get(store.conn, "T1").woke == "a timeline note: its agent has no conversation to continue"
 
 
 async def test_a_chain_of_continuations_waits_for_the_owner_after_the_loop_limit(tmp_path: Path) -> None:
