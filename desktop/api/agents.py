@@ -4,6 +4,7 @@ from collections.abc import Callable
 
 from fastapi import FastAPI, Request
 
+from desktop import answers as a
 from desktop.api import models as m
 from desktop.api.actors import actor, owner
 from desktop.core.agents import Agents
@@ -27,69 +28,66 @@ def add_agents(
     """`kick`: look at the agents' queues again."""
 
     @api.get("/api/agents")
-    async def listing(request: Request) -> list[m.AgentOut]:
+    async def listing(request: Request) -> list[a.Agent]:
         who, rows, states = actor(request), agents.listing(), tasks.agent_states()
-        shown = [
-            m.AgentOut.of(a, status, states.get(a.name, "idle"))
-            for a, status in zip(rows, readiness.of(rows), strict=True)
+        hidden = () if who.is_owner else OWNER_ONLY_OPTIONS
+        return [
+            m.agent_of(row, status, states.get(row.name, "idle"), hidden)
+            for row, status in zip(rows, readiness.of(rows), strict=True)
         ]
-        if not who.is_owner:
-            for agent in shown:
-                agent.options = {k: v for k, v in agent.options.items() if k not in OWNER_ONLY_OPTIONS}
-        return shown
 
     @api.get("/api/runtimes")
     async def runtimes() -> dict[str, list[str]]:
         return agents.runtimes()
 
     @api.post("/api/agents/pause")
-    async def pause(body: m.Empty, request: Request) -> m.AgentsPaused:
+    async def pause(body: m.Empty, request: Request) -> a.Paused:
         """Nothing new starts on any agent until they are resumed (what runs goes on)."""
         owner_settings.change("agents_paused", "yes", owner(request))
-        return m.AgentsPaused(agents_paused="yes")
+        return a.Paused(agents_paused="yes")
 
     @api.post("/api/agents/resume")
-    async def resume(body: m.Empty, request: Request) -> m.AgentsPaused:
+    async def resume(body: m.Empty, request: Request) -> a.Paused:
         owner_settings.change("agents_paused", "no", owner(request))
-        return m.AgentsPaused(agents_paused="no")
+        return a.Paused(agents_paused="no")
 
     @api.post("/api/agents", status_code=201)
-    async def add(body: m.NewAgent, request: Request) -> m.AgentOut:
+    async def add(body: m.NewAgent, request: Request) -> a.Agent:
         added = agents.add(body.name, body.runtime, body.folder, actor(request), body.options())
         readiness.forget()
-        return m.AgentOut.of(added, readiness.of([added])[0])
+        return m.agent_of(added, readiness.of([added])[0])
 
     @api.post("/api/agents/{name}/change")
-    async def change(name: str, body: m.AgentSetup, request: Request) -> m.AgentOut:
+    async def change(name: str, body: m.AgentSetup, request: Request) -> a.Agent:
         changed = agents.change(name, body.runtime, body.folder, actor(request), body.options())
         readiness.forget()
         kick()
-        return m.AgentOut.of(changed, readiness.of([changed])[0])
+        return m.agent_of(changed, readiness.of([changed])[0])
 
     @api.post("/api/agents/{name}/remove")
-    async def remove(name: str, body: m.Empty, request: Request) -> m.Removed:
+    async def remove(name: str, body: m.Empty, request: Request) -> a.Removed:
         agents.remove(name, actor(request))
         readiness.forget()
-        return m.Removed(removed=name)
+        return a.Removed(removed=name)
 
 
 def add_people(api: FastAPI, principals: Principals, events: EventBus) -> None:
     @api.get("/api/health")
-    async def health(request: Request) -> m.Health:
-        return m.Health(status="ok", you=actor(request).name)
+    async def health(request: Request) -> a.Health:
+        return a.Health(status="ok", you=actor(request).name)
 
     @api.get("/api/people")
-    async def listing(request: Request) -> list[m.PrincipalOut]:
+    async def listing(request: Request) -> list[a.Principal]:
         owner(request)
-        return [m.PrincipalOut.of(p) for p in principals.listing()]
+        return [m.principal_of(p) for p in principals.listing()]
 
     @api.post("/api/people", status_code=201)
-    async def add(body: m.NewPrincipal, request: Request) -> m.NewToken:
+    async def add(body: m.NewPrincipal, request: Request) -> a.NewToken:
         token = principals.add(body.name, body.kind, actor(request))
-        return m.NewToken(name=body.name, kind=body.kind, token=token)
+        return a.NewToken(name=body.name, kind=body.kind, token=token)
 
     @api.post("/api/people/{name}/revoke")
-    async def revoke(name: str, body: m.Empty, request: Request) -> m.Revoked:
+    async def revoke(name: str, body: m.Empty, request: Request) -> a.Revoked:
         cancelled = principals.revoke(name, actor(request))
         events.publish(Revoked(name))  # their open event streams end now
-        return m.Revoked(name=name, cancelled=cancelled)
+        return a.Revoked(name=name, cancelled=cancelled)

@@ -3,9 +3,10 @@
 from collections.abc import Callable
 
 from fastapi import FastAPI, Request
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from desktop.api.models import Body, Empty, Removed
+from desktop import answers as a
+from desktop.api.models import Body, Empty
 from desktop.connectors.owned import ChatSetup
 from desktop.core.actors import Actor
 
@@ -20,37 +21,19 @@ class NewConnector(Body):
     base_url: str | None = Field(default=None, max_length=300)
 
 
-class ChatPerson(Body):
+class ChatPersonChange(Body):
     chat_user: str = Field(min_length=1, max_length=100)
     person: str | None = Field(default=None, max_length=64)  # None: forget this chat user
 
 
-class ConnectorOut(BaseModel):
-    name: str
-    channel: str | None
-    people: dict[str, str]  # chat user -> person
-    connected: bool
-    problem: str | None  # why it could not start
-
-
-class Connected(BaseModel):
-    name: str
-    connected_to: str  # what the chat said the tokens are
-
-
-class ChatPersonOut(BaseModel):
-    chat_user: str
-    person: str | None
-
-
 def add_chat(api: FastAPI, chat: ChatSetup, owner: Callable[[Request], Actor]) -> None:
     @api.get("/api/connectors")
-    async def connectors(request: Request) -> list[ConnectorOut]:
+    async def connectors(request: Request) -> list[a.Connector]:
         owner(request)
-        return [ConnectorOut.model_validate(shown) for shown in chat.listing()]
+        return [a.Connector.model_validate(shown) for shown in chat.listing()]
 
     @api.post("/api/connectors", status_code=201)
-    async def add(body: NewConnector, request: Request) -> Connected:
+    async def add(body: NewConnector, request: Request) -> a.Connected:
         who = owner(request)
         tokens = {"app_token": body.app_token, "bot_token": body.bot_token, "app_secret": body.app_secret}
         config = {
@@ -58,14 +41,14 @@ def add_chat(api: FastAPI, chat: ChatSetup, owner: Callable[[Request], Actor]) -
             "base_url": body.base_url,
             **({"app_id": body.app_id} if body.app_id else {}),
         }
-        return Connected(name=body.kind, connected_to=await chat.add(body.kind, tokens, config, who))
+        return a.Connected(name=body.kind, connected_to=await chat.add(body.kind, tokens, config, who))
 
     @api.post("/api/connectors/{name}/people")
-    async def map_person(name: str, body: ChatPerson, request: Request) -> ChatPersonOut:
+    async def map_person(name: str, body: ChatPersonChange, request: Request) -> a.ChatPerson:
         chat.map_person(name, body.chat_user, body.person, owner(request))
-        return ChatPersonOut(chat_user=body.chat_user, person=body.person)
+        return a.ChatPerson(chat_user=body.chat_user, person=body.person)
 
     @api.post("/api/connectors/{name}/remove")
-    async def remove(name: str, body: Empty, request: Request) -> Removed:
+    async def remove(name: str, body: Empty, request: Request) -> a.Removed:
         await chat.remove(name, owner(request))
-        return Removed(removed=name)
+        return a.Removed(removed=name)

@@ -34,9 +34,9 @@ def add_events(
     def render(event: Event) -> dict[str, str]:
         data = event.data()
         if isinstance(event, RequestChanged):
-            data["row"] = m.RequestOut.of(event.row, None, None, card(event.row)).model_dump(mode="json")
+            data["row"] = m.request_of(event.row, None, None, card(event.row)).model_dump(mode="json")
         elif isinstance(event, TaskChanged):
-            data["row"] = m.TaskOut.of(tasks.view(event.row)).model_dump(mode="json")
+            data["row"] = m.task_of(tasks.view(event.row)).model_dump(mode="json")
         return {"event": event.name(), "data": json.dumps(data)}
 
     sent = Rendered(render)

@@ -6,8 +6,9 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from desktop import answers as a
 from desktop.api.models import Body, Empty, iso
 from desktop.api.security import ROOM_FILES, cookie_name
 from desktop.core import events as news
@@ -37,29 +38,6 @@ class LinkFor(Body):
     person: str = Field(min_length=1, max_length=64)
 
 
-class Me(BaseModel):
-    you: str
-    owner: bool
-    csrf: str
-
-
-class RoomStatus(BaseModel):
-    local_url: str  # the room on this computer
-    url: str | None  # where others reach it (room_address), if it is served there
-    fingerprint: str | None  # of the room's HTTPS certificate
-    problem: str | None  # why it is not served at room_address
-    address: str  # the room_address setting
-
-
-class SignedOut(BaseModel):
-    signed_out: bool
-
-
-class RoomLink(BaseModel):
-    url: str  # the room's address with the one-time code after '#': never sent to a server or kept in a log
-    expires_at: str
-
-
 def add_room(
     api: FastAPI,
     web: SignIns,
@@ -84,7 +62,9 @@ def add_room(
         return JSONResponse({"error": str(error)}, status_code=429, headers={"Retry-After": str(error.retry_after)})
 
     def signed_in(request: Request, session: SignIn) -> JSONResponse:
-        answer = JSONResponse(Me(you=session.actor.name, owner=session.actor.is_owner, csrf=session.csrf).model_dump())
+        answer = JSONResponse(
+            a.Me(you=session.actor.name, owner=session.actor.is_owner, csrf=session.csrf).model_dump()
+        )
         answer.set_cookie(
             cookie_name(request.url.scheme),
             session.session_id,
@@ -99,29 +79,29 @@ def add_room(
     def client(request: Request) -> str:
         return request.client.host if request.client else "unknown"
 
-    @api.post("/room/signin", response_model=Me)
+    @api.post("/room/signin", response_model=a.Me)
     async def sign_in(body: TokenSignIn, request: Request) -> JSONResponse:
         return signed_in(request, web.sign_in(body.token, client(request)))
 
-    @api.post("/room/exchange", response_model=Me)
+    @api.post("/room/exchange", response_model=a.Me)
     async def exchange(body: Exchange, request: Request) -> JSONResponse:
         return signed_in(request, web.exchange(body.code, client(request)))
 
     @api.get("/room/me")
-    async def me(request: Request) -> Me:
+    async def me(request: Request) -> a.Me:
         who, session_id = actor(request), getattr(request.state, "sign_in", None)
         if session_id is None:
             raise Forbidden("this is for the room's page; the CLI signs in with its token")
-        return Me(you=who.name, owner=who.is_owner, csrf=csrf_for(session_id))
+        return a.Me(you=who.name, owner=who.is_owner, csrf=csrf_for(session_id))
 
-    @api.post("/room/signout", response_model=SignedOut)
+    @api.post("/room/signout", response_model=a.SignedOut)
     async def sign_out(body: Empty, request: Request) -> JSONResponse:
         actor(request)
         session_id = getattr(request.state, "sign_in", None)
         if session_id is not None:
             web.sign_out(session_id)
             events.publish(news.SignedOut(sign_in_key(session_id)))  # its event stream ends
-        answer = JSONResponse(SignedOut(signed_out=True).model_dump())
+        answer = JSONResponse(a.SignedOut(signed_out=True).model_dump())
         answer.delete_cookie(
             cookie_name(request.url.scheme),
             path="/",
@@ -132,12 +112,12 @@ def add_room(
         return answer
 
     @api.get("/api/room")
-    async def room(request: Request) -> RoomStatus:
+    async def room(request: Request) -> a.Room:
         owner(request)
-        return RoomStatus.model_validate(status())
+        return a.Room.model_validate(status())
 
     @api.post("/api/room/link", status_code=201)
-    async def link(body: LinkFor, request: Request) -> RoomLink:
+    async def link(body: LinkFor, request: Request) -> a.RoomLink:
         code, expires = web.link_code(body.person, owner(request))
         shown = status()
-        return RoomLink(url=f"{shown['url'] or shown['local_url']}#code={code}", expires_at=iso(expires) or "")
+        return a.RoomLink(url=f"{shown['url'] or shown['local_url']}#code={code}", expires_at=iso(expires) or "")

@@ -2,11 +2,11 @@
 "may create sessions" switch per session, and the session groups agents may name."""
 
 from collections.abc import Callable
-from typing import Any
 
 from fastapi import FastAPI, Request
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from desktop import answers as a
 from desktop.api.models import Body
 from desktop.core.actors import Actor
 from desktop.core.sessions import Sessions
@@ -20,41 +20,19 @@ class NewGroup(Body):
     name: str = Field(min_length=1, max_length=80)
 
 
-class SessionOut(BaseModel):
-    """A session as the owner's list shows it (desktop.core.session_views.view); `result` and `question` only
-    where there is one."""
-
-    session: str
-    title: str
-    state: str
-    runtime: str | None
-    folder: str | None
-    model: str | None
-    permission_mode: str | None
-    effort: str | None
-    group: str | None
-    started_by: str | None
-    parent_title: str | None
-    may_create_sessions: bool
-    latest_request: str | None
-    result: str | None = None  # the latest request's, once it ended
-    question: dict[str, Any] | None = None  # what the agent asks (text, options, instruction)
-    archived: bool
-
-
 def add_sessions(
     api: FastAPI, sessions: Sessions, actor: Callable[[Request], Actor], owner: Callable[[Request], Actor]
 ) -> None:
     @api.get("/api/sessions", response_model_exclude_unset=True)
-    async def listing(request: Request) -> list[SessionOut]:
+    async def listing(request: Request) -> list[a.Session]:
         who = actor(request)
         shown = sessions.owner_listing(None if who.is_owner else who.name)
-        return [SessionOut.model_validate(session) for session in shown]
+        return [a.Session.model_validate(session) for session in shown]
 
     @api.post("/api/sessions/{session_id}", response_model_exclude_unset=True)
-    async def change(session_id: str, body: SessionChange, request: Request) -> SessionOut:
+    async def change(session_id: str, body: SessionChange, request: Request) -> a.Session:
         row = sessions.set_may_create(session_id, body.may_create_sessions, owner(request))
-        return SessionOut.model_validate(sessions.shown(row.id))
+        return a.Session.model_validate(sessions.shown(row.id))
 
     @api.get("/api/session-groups")
     async def groups() -> list[str]:

@@ -2,6 +2,7 @@
 
 from fastapi import FastAPI, Request
 
+from desktop import answers as a
 from desktop.api import models as m
 from desktop.api.actors import actor, owner
 from desktop.api.tasks import Count
@@ -24,21 +25,21 @@ def add_settings(
         return owner_settings.effective()
 
     @api.get("/api/secrets")
-    async def secrets_kept(request: Request) -> m.SecretsOut:
+    async def secrets_kept(request: Request) -> a.SecretList:
         owner(request)
-        return m.SecretsOut(stored=secrets.stored(), known=list(SECRETS), problem=secrets.problem())
+        return a.SecretList(stored=secrets.stored(), known=list(SECRETS), problem=secrets.problem())
 
     @api.post("/api/secrets")
-    async def keep_secret(body: m.SecretValue, request: Request) -> m.SecretStored:
+    async def keep_secret(body: m.SecretValue, request: Request) -> a.SecretStored:
         owner_settings.keep_secret(body.name, body.value, owner(request))
-        return m.SecretStored(stored=body.name)
+        return a.SecretStored(stored=body.name)
 
     @api.get("/api/audit")
-    async def audit_log(request: Request, request_id: str | None = None, limit: Count = 1000) -> list[m.AuditEntry]:
+    async def audit_log(request: Request, request_id: str | None = None, limit: Count = 1000) -> list[a.AuditEntry]:
         owner(request)
         ref = ledger.resolve(request_id) if request_id else None
         return [
-            m.AuditEntry(
+            a.AuditEntry(
                 seq=r.seq,
                 at=m.iso(r.at) or "",
                 actor=r.actor,
@@ -51,11 +52,11 @@ def add_settings(
         ]
 
     @api.get("/api/audit/verify")
-    async def verify(request: Request) -> m.AuditCheck:
+    async def verify(request: Request) -> a.AuditCheck:
         owner(request)
         checked = audit.check()
         if checked.broken is None:
-            return m.AuditCheck(intact=True, records=checked.records)
-        return m.AuditCheck(
+            return a.AuditCheck(intact=True, records=checked.records)
+        return a.AuditCheck(
             intact=False, records=checked.records, first_bad=checked.broken[0], problem=checked.broken[1]
         )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop.answers import ConsolePage
 from desktop.console import sgr
 from desktop.console.redact import redact
 from desktop.console.stream import ConsoleStream, Line, folded
@@ -28,20 +29,6 @@ class Page:
     more: bool = False  # (after a read `after`) more whole lines are there already
 
 
-@dataclass(frozen=True)
-class ConsolePage:
-    """A page as every reader gets it (the API's TaskOutput has these fields)."""
-
-    lines: list[str]  # console lines, colours as SGR codes unless plain; a repeated line ends in "  ×N"
-    before: int | None  # pass as `before` for the page before this one
-    older_not_loaded: bool
-    pending: str
-    end: int  # pass as `after` for the lines that come next
-    more: bool  # (with `after`) more lines are there already: ask again at once
-    note: str | None  # e.g. why output stops here (a pipe into tail); on the last page only
-    styled: list[list[dict[str, Any]]] | None  # (with `styled`) each line as styled runs, for a web page
-
-
 def console_page(
     output: Path | None,
     lines: int,
@@ -52,7 +39,8 @@ def console_page(
     note: str | None = None,
 ) -> ConsolePage:
     """The last lines of a console (or the page `before` an offset, or what came `after` one: a live console's next
-    read); `output` None: nothing started yet."""
+    read), as every reader gets it: the API, the MCP tools; `output` None: nothing started yet. `plain`: without
+    colours; `styled`: with each line as styled runs; `note` (why output stops here) goes on the last page only."""
     lines = max(1, min(lines, 2000))
     if output is None:
         page = Page([], None, False, "", after or 0)
@@ -62,14 +50,14 @@ def console_page(
         page = output_page(output, lines, before, not plain)
     shown = [folded(text, count) for text, count in page.lines]
     return ConsolePage(
-        shown,
-        page.before,
-        page.older_not_loaded,
-        page.pending,
-        page.end,
-        page.more,
-        note if before is None else None,
-        [sgr.styled(line) for line in shown] if styled else None,
+        lines=shown,
+        before=page.before,
+        older_not_loaded=page.older_not_loaded,
+        pending=page.pending,
+        end=page.end,
+        more=page.more,
+        note=note if before is None else None,
+        styled=[sgr.styled(line) for line in shown] if styled else None,
     )
 
 

@@ -5,7 +5,6 @@ split across reads is parsed whole; and one console page for the API and the MCP
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +131,7 @@ async def test_the_api_and_the_mcp_tool_page_a_console_alike(tmp_path: Path) -> 
                 after=params.get("after"),
                 styled=bool(params.get("styled")),
             )
-            assert answer == asdict(built), params
+            assert answer == built.dump(), params
 
         _, read = await call(
             client, daemon.principals.session_token(turn["id"]), "read_task_output", {"task_id": task["id"]}

@@ -21,20 +21,22 @@ MAY_IMPORT: dict[str, set[str]] = {
     "store": set(),
     "resources": set(),
     "reentry": set(),
+    # the API's answers, plain pydantic: the server builds them, the client reads them
+    "answers": set(),
     "core": {"store"},
     # the plain records a turn starts from; nothing of core, tasks, api or gui
     "runtimes": {"store.rows"},
     # stated exceptions: notification text is shown as core.visible shows it, the owner's token is made as every
     # token is (core.principals.new_token)
     "platform": {"resources", "core.visible", "core.principals"},
-    "tasks": {"core", "store", "console", "runtimes", "reentry"},
+    "tasks": {"answers", "core", "store", "console", "runtimes", "reentry"},
     "mcp": {"core", "console", "tasks"},
     "connectors": {"core", "store", "console", "platform"},
     # the API reaches the store's data through core and tasks; of the store only its plain records
-    "api": {"core", "console", "tasks", "mcp", "connectors", "platform", "resources", "store.rows"},
+    "api": {"answers", "core", "console", "tasks", "mcp", "connectors", "platform", "resources", "store.rows"},
     "room": {"api", "core", "store"},
-    # the typed HTTP client of the daemon's API (the CLI's and the tray's): it finds the daemon, nothing more
-    "client": {"platform"},
+    # the typed HTTP client of the daemon's API (the CLI's and the tray's): it finds the daemon and reads its answers
+    "client": {"answers", "platform"},
     "daemon": {"api", "connectors", "console", "core", "platform", "reentry", "room", "runtimes", "store", "tasks"},
     "cli": {"client", "console", "core", "daemon", "platform"},
     # the tray app hosts the daemon in its own process; everything else it reaches over the daemon's HTTP API
@@ -42,7 +44,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "frozen": {"reentry", "tasks.runner", "mcp.relay", "cli", "gui.app"},
 }
 # Third-party packages a part may not import.
-LOWER = ("console", "store", "core", "runtimes", "platform", "tasks")
+LOWER = ("answers", "console", "store", "core", "runtimes", "platform", "tasks")
 MAY_NOT = {part: (() if part == "gui" else QT) + (WEB if part in LOWER else ()) for part in MAY_IMPORT}
 
 
