@@ -358,7 +358,6 @@ async def serve(
         log_level="warning",
         access_log=False,
         lifespan="off",
-        ws="none",  # no route speaks WebSocket (and the websockets package is not loaded)
         timeout_graceful_shutdown=2,
         timeout_keep_alive=int(limits.keep_alive),
         **tls,

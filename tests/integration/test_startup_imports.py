@@ -28,7 +28,7 @@ from desktop.platform.paths import Home
 async def main() -> None:
     daemon = Daemon(Home.resolve(sys.argv[1]), port=0)
     await daemon.start()
-    print(" ".join(m for m in ("httpx", "websockets", "desktop.client.transport") if m in sys.modules))
+    print(" ".join(m for m in ("httpx", "desktop.client.transport") if m in sys.modules))
     print(len(gc.get_objects()))
     await daemon.stop()
 
@@ -37,7 +37,7 @@ asyncio.run(main())
 
 
 def test_a_started_daemon_has_no_http_client_and_its_start_is_set_aside_from_collections(tmp_path: Path) -> None:
-    """`cox daemon` loads no HTTP client or WebSocket library; and what its start made is not walked
+    """`cox daemon` loads no HTTP client; and what its start made is not walked
     again by every full collection (73,000 objects before, a 19 ms pause of the loop each time)."""
     env = {**os.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
     out = subprocess.run(
