@@ -136,9 +136,9 @@ def test_cancel_while_the_model_thinks_stops_before_the_next_tool_call(
     claude_daemon: DaemonProcess, tmp_path: Path
 ) -> None:
     marker = tmp_path / "project" / "steps"
-    row = claude_daemon.request(f"DELAY 3\nTOOL echo one >> {marker}\nTOOL echo two >> {marker}", agent="claude")
+    row = claude_daemon.request(f"DELAY 6\nTOOL echo one >> {marker}\nTOOL echo two >> {marker}", agent="claude")
     wait_for(lambda: marker.exists(), timeout=60)
-    claude_daemon.post(f"/api/requests/{row['id']}/cancel")  # the model thinks for 3 s before the second call
+    claude_daemon.post(f"/api/requests/{row['id']}/cancel")  # the model thinks for 6 s before the second call
     ended = claude_daemon.wait_state(row["id"], "cancelled", timeout=60)
     assert marker.read_text() == "one\n", "the next tool call never ran"
     assert ended["timeline"][-1]["text"] == "cancelled at a safe point"

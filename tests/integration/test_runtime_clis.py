@@ -140,10 +140,10 @@ def test_cancel_while_the_model_thinks_stops_before_the_next_tool_call(
     cli_daemon: DaemonProcess, tmp_path: Path, runtime: str
 ) -> None:
     marker = tmp_path / "project" / "steps"
-    row = cli_daemon.request(f"DELAY 3\nTOOL echo one >> {marker}\nTOOL echo two >> {marker}", agent="agent")
+    row = cli_daemon.request(f"DELAY 6\nTOOL echo one >> {marker}\nTOOL echo two >> {marker}", agent="agent")
     wait_for(lambda: marker.exists(), timeout=60)
     asked = time.monotonic()
-    cli_daemon.post(f"/api/requests/{row['id']}/cancel")  # the model thinks for 3 s before the second call
+    cli_daemon.post(f"/api/requests/{row['id']}/cancel")  # the model thinks for 6 s before the second call
     ended = cli_daemon.wait_state(row["id"], "cancelled", timeout=60)
     assert marker.read_text() == "one\n", "the next tool call never ran"
     assert ended["timeline"][-1]["text"] == "cancelled at a safe point"
