@@ -7,6 +7,8 @@
 4. Time to open the console on a task whose log is 5 MB, against opening it on a 10-line log (median of 5).
 5. Event-loop stalls (max and p99 lateness of a 10 ms ticker) while a task prints 5,000 lines/s for 10 s into an
    open, following console, against the same 10 s with nothing running.
+Beside 1-3, the stack's own floor with nothing of Coxswain: a tray icon whose qasync loop serves one FastAPI route
+through uvicorn (start, RSS), and the same route served headless (CPU): what no change inside Coxswain can go below.
 With --baseline, the app from that source tree (e.g. `git worktree add /tmp/before 8cdbac2`) is measured the same way
 in the same run, in turns with this tree, and each figure is printed beside it as a ratio. Every program runs from
 cached bytecode (in .cache/bench-pyc, warmed by one uncounted start), as an installed app would."""
@@ -33,6 +35,7 @@ TARGETS = {
     "open": "console open under 150 ms",
     "stall": "loop stall at 5,000 lines/s at most 20 ms",
 }
+FLOORED = "tray + FastAPI, no Coxswain"  # see FLOOR
 BARE_TRAY = """
 import sys
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
@@ -42,6 +45,43 @@ tray = QSystemTrayIcon(QIcon(sys.argv[1]))
 tray.show()
 print("running", flush=True)
 app.exec()
+"""
+# The stack's own floor, nothing of Coxswain: FastAPI answering one route from uvicorn, on the tray icon's qasync loop
+# ("tray") or on plain asyncio ("headless"). It writes daemon.json and owner.token as the daemon does, for `ready`.
+FLOOR = """
+import asyncio, json, socket, sys
+from pathlib import Path
+home = Path(sys.argv[2])
+home.mkdir(parents=True)
+if sys.argv[1] == "tray":
+    import qasync
+    from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QApplication, QSystemTrayIcon
+    app = QApplication(sys.argv[:1])
+    tray = QSystemTrayIcon(QIcon(sys.argv[3]))
+    tray.show()
+    loop = qasync.QEventLoop(app)
+else:
+    loop = asyncio.new_event_loop()
+asyncio.set_event_loop(loop)
+import uvicorn
+from fastapi import FastAPI
+api = FastAPI()
+@api.get("/api/health")
+def health() -> dict[str, bool]:
+    return {"ok": True}
+sock = socket.socket()
+sock.bind(("127.0.0.1", 0))
+sock.listen()
+(home / "owner.token").write_text("floor")
+server = uvicorn.Server(uvicorn.Config(api, log_level="warning", lifespan="off"))
+async def serve() -> None:
+    serving = asyncio.ensure_future(server.serve([sock]))
+    while not server.started:
+        await asyncio.sleep(0.001)
+    (home / "daemon.json").write_text(json.dumps({"url": f"http://127.0.0.1:{sock.getsockname()[1]}"}))
+    await serving
+loop.run_until_complete(serve())
 """
 Program = Callable[[Path], subprocess.Popen[str]]
 
@@ -64,6 +104,17 @@ def bare_tray(home: Path) -> subprocess.Popen[str]:
         [sys.executable, "-c", BARE_TRAY, str(icon)],
         env=environment(),
         stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def floor(kind: str) -> Program:
+    icon = ROOT / "resources" / "tray-idle.svg"
+    return lambda home: subprocess.Popen(
+        [sys.executable, "-c", FLOOR, kind, str(home), str(icon)],
+        env=environment(),
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         text=True,
     )
@@ -186,17 +237,27 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         print("1. process start to the icon (bare tray) / to the daemon answering (tray app), median of 5")
-        starts = start_times({"bare tray": bare_tray, **{n: tray_app(t) for n, t in trees.items()}}, tmp / "start")
+        starts = start_times(
+            {"bare tray": bare_tray, FLOORED: floor("tray"), **{n: tray_app(t) for n, t in trees.items()}},
+            tmp / "start",
+        )
         bare = starts["bare tray"][0]
         print(f"   {'bare tray icon':30} {bare * 1000:7.0f} ms")
+        row(FLOORED, {"floor": starts[FLOORED][0]}, "ms", 1000, against=bare)
         row("tray app, daemon answers", {n: starts[n][0] for n in trees}, "ms", 1000, against=bare)
         print("2. headless daemon: exec to answering, CPU of its process, median of 5")
-        daemons = start_times({n: headless(t) for n, t in trees.items()}, tmp / "daemon")
+        daemons = start_times(
+            {FLOORED: floor("headless"), **{n: headless(t) for n, t in trees.items()}}, tmp / "daemon"
+        )
+        row("CPU, FastAPI answering alone", {"floor": daemons[FLOORED][1]}, "s")
         row("CPU", {n: daemons[n][1] for n in trees}, "s")
         row("wall", {n: daemons[n][0] for n in trees}, "s")
         print("3. idle after 30 s: RSS, and CPU used in those 30 s")
-        rest = idle({"bare tray": bare_tray, **{n: tray_app(t) for n, t in trees.items()}}, tmp / "idle")
+        rest = idle(
+            {"bare tray": bare_tray, FLOORED: floor("tray"), **{n: tray_app(t) for n, t in trees.items()}}, tmp / "idle"
+        )
         print(f"   {'bare tray icon RSS':30} {rest['bare tray'][0]:7.1f} MB")
+        row(f"{FLOORED} RSS", {"floor": rest[FLOORED][0]}, "MB", against=rest["bare tray"][0])
         row("tray app RSS", {n: rest[n][0] for n in trees}, "MB", against=rest["bare tray"][0])
         row("tray app CPU", {n: rest[n][1] / 30 * 100 for n in trees}, "%")
         print("4. open the console on a task, median of 5; 5. loop lateness of a 10 ms ticker over 10 s")
