@@ -63,7 +63,7 @@ class Request(Shape):
     question: Question | None = None  # the open question the agent waits on
     parent_id: str | None = None  # the request whose agent sent this prompt to a session
     via_model: str | None = None  # that agent's model (the prompt's badge)
-    session: dict[str, Any] | None = None  # the session it was sent to (desktop.core.session_views.card)
+    session: dict[str, Any] | None = None  # the session it was sent to (desktop.sessions.views.card)
     denied: bool = False  # cancelled by the owner's Deny: shown as "denied"
     continuation_of: str | None = None  # a background continuation: woken by tasks this request's turn started
 
@@ -197,7 +197,7 @@ class AuditCheck(Shape):
 
 
 class Session(Shape):
-    """A session as the owner's list shows it (desktop.core.session_views.view); `result` and `question` only
+    """A session as the owner's list shows it (desktop.sessions.views.view); `result` and `question` only
     where there is one."""
 
     session: str

@@ -23,7 +23,7 @@ from desktop.connectors import setup as connectors
 from desktop.connectors.owned import ChatSetup
 from desktop.connectors.service import Chat
 from desktop.console.redact import redact
-from desktop.core import session_views, settings
+from desktop.core import settings
 from desktop.core.actors import SYSTEM, Actor
 from desktop.core.agents import Agents
 from desktop.core.audit_log import AuditLog
@@ -36,7 +36,6 @@ from desktop.core.ledger import Ledger
 from desktop.core.owner_settings import OwnerSettings
 from desktop.core.principals import OWNER, Principals
 from desktop.core.readiness import Readiness
-from desktop.core.sessions import Sessions
 from desktop.core.signins import SignIns
 from desktop.core.states import Action, State
 from desktop.platform.credentials import owner_token
@@ -48,6 +47,9 @@ from desktop.reentry import relay_command
 from desktop.room.listener import RoomListener, not_of_this_computer
 from desktop.runtimes import builtin_runtimes
 from desktop.runtimes.base import Event, Runtime, SessionTools
+from desktop.sessions import views as session_views
+from desktop.sessions.rules import Sessions
+from desktop.sessions.watching import Watching
 from desktop.store import directory
 from desktop.store import requests as requests_sql
 from desktop.store import tasks as tasks_sql
@@ -58,7 +60,6 @@ from desktop.tasks.continuations import CANCELLED, Continuations
 from desktop.tasks.runner import write_atomically
 from desktop.tasks.runs import RequestRuns
 from desktop.tasks.supervisor import Supervisor
-from desktop.tasks.watching import Watching
 
 log = logging.getLogger(__name__)
 GAP_CHECK_SECONDS = 5.0

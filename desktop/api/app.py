@@ -19,7 +19,6 @@ from desktop.api.events import add_events
 from desktop.api.requests import add_requests
 from desktop.api.room import add_room
 from desktop.api.security import MCP_PATH, LocalSecurity
-from desktop.api.sessions import add_sessions
 from desktop.api.settings import add_settings
 from desktop.api.tasks import add_tasks
 from desktop.connectors.owned import ChatSetup
@@ -31,10 +30,11 @@ from desktop.core.ledger import Ledger
 from desktop.core.owner_settings import OwnerSettings
 from desktop.core.principals import Principals
 from desktop.core.readiness import Readiness
-from desktop.core.sessions import SessionError, Sessions
 from desktop.core.signins import SignIns
 from desktop.mcp.endpoint import McpEndpoint
 from desktop.platform.secrets import Secrets, SecretStoreError
+from desktop.sessions.routes import add_sessions
+from desktop.sessions.rules import SessionError, Sessions
 from desktop.store.rows import RequestRow
 from desktop.tasks.background import BackgroundTasks
 
@@ -49,7 +49,7 @@ class Services:
     agents: Agents
     events: EventBus
     output_path: Callable[[str], Path | None]
-    session_card: Callable[[RequestRow], dict[str, Any] | None]  # desktop.core.session_views.card
+    session_card: Callable[[RequestRow], dict[str, Any] | None]  # desktop.sessions.views.card
     readiness: Readiness
     secrets: Secrets
     owner_settings: OwnerSettings

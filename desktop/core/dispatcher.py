@@ -9,13 +9,13 @@ from typing import Any
 
 from desktop.core.ledger import Ledger
 from desktop.core.settings import current
+from desktop.sessions import sql as sessions_sql
 from desktop.store import requests as sql
-from desktop.store import sessions as sessions_sql
 from desktop.store.db import Store
 from desktop.store.rows import RequestRow
 
 log = logging.getLogger(__name__)
-MAX_SESSIONS_RUNNING = 4  # sessions agents started, running at once (desktop.core.sessions refuses a fifth start)
+MAX_SESSIONS_RUNNING = 4  # sessions agents started, running at once (desktop.sessions.rules refuses a fifth start)
 Launcher = Callable[[RequestRow], Coroutine[Any, Any, None]]
 
 

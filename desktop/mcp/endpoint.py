@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse
 from desktop.core.actors import Actor
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
-from desktop.core.sessions import Sessions
+from desktop.sessions.rules import Sessions
 from desktop.tasks.background import BackgroundTasks
 
 CALLER: ContextVar[Actor] = ContextVar("caller")  # set for each HTTP call; the tools act as this agent

@@ -4,7 +4,7 @@ request; the tools run here, in the daemon, on the ledger and the background tas
 
 Tools: `ask_question` (any runtime), `permission_prompt` (Claude Code's `--permission-prompt-tool`, which routes its
 own AskUserQuestion here), `start_task`, `list_tasks`, `read_task_output`, `stop_task` (the agent's own tasks, and
-the tasks of sessions it can see), and the session tools of desktop/mcp/session_tools.py."""
+the tasks of sessions it can see), and the session tools of desktop/sessions/tools.py."""
 
 import json
 from pathlib import Path
@@ -19,10 +19,10 @@ from desktop.core.actors import Actor
 from desktop.core.errors import CoxError, Forbidden
 from desktop.core.events import EventBus
 from desktop.core.ledger import Ledger
-from desktop.core.sessions import Sessions
 from desktop.core.visible import has_nul
-from desktop.mcp import session_tools
 from desktop.mcp.endpoint import CALLER
+from desktop.sessions import tools as session_tools
+from desktop.sessions.rules import Sessions
 from desktop.tasks.background import BackgroundTasks, TaskView, task_status
 from desktop.tasks.paging import console_page
 

@@ -21,9 +21,9 @@ from desktop.core.settings import current
 from desktop.core.states import State
 from desktop.reentry import relay_command
 from desktop.runtimes.base import Event, Launch, Parser, Runtime, SessionTools, context_block, readable_error
+from desktop.sessions import sql as sessions_sql
 from desktop.store import directory
 from desktop.store import requests as requests_sql
-from desktop.store import sessions as sessions_sql
 from desktop.store import tasks as tasks_sql
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow, RequestRow, TaskRow

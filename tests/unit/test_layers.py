@@ -1,6 +1,8 @@
 """The layers of desktop/README.md: every package and top-level module under desktop/ names what of the others it may
 import, read with `ast` (imports inside functions and `importlib.import_module("…")` included). Core, console and store
-import nothing from Qt or from the layers above; the API reaches no SQL; runtimes and platform do not reach up."""
+import nothing from Qt or from the layers above; the API reaches no SQL; runtimes and platform do not reach up. A
+feature folder (agent sessions, the room) holds modules of several layers: each is checked as the layer it sits in,
+and is reached only by what may reach that layer."""
 
 import ast
 import sys
@@ -43,6 +45,18 @@ MAY_IMPORT: dict[str, set[str]] = {
     "gui": {"client", "core", "console", "platform", "resources", "runtimes", "daemon"},
     "frozen": {"reentry", "tasks.runner", "mcp.relay", "cli", "gui.app"},
 }
+# Feature folders: where each of their modules sits. A module not named here is checked by the folder's own rule in
+# MAY_IMPORT (the room's listener and certificate).
+FEATURES: dict[str, dict[str, str]] = {
+    "sessions": {
+        "sql": "store",
+        "views": "core",
+        "rules": "core",
+        "watching": "tasks",
+        "tools": "mcp",
+        "routes": "api",
+    },
+}
 # Third-party packages a part may not import.
 LOWER = ("answers", "console", "store", "core", "runtimes", "platform", "tasks")
 MAY_NOT = {part: (() if part == "gui" else QT) + (WEB if part in LOWER else ()) for part in MAY_IMPORT}
@@ -55,8 +69,23 @@ def parts() -> set[str]:
 
 
 def files(part: str) -> list[Path]:
+    """The files `part`'s rule checks: its own (of a feature folder, those FEATURES places in no layer), and the
+    modules of feature folders that sit in it."""
     folder = PACKAGE / part
-    return sorted(folder.rglob("*.py")) if folder.is_dir() else [PACKAGE / f"{part}.py"]
+    own = sorted(folder.rglob("*.py")) if folder.is_dir() else [PACKAGE / f"{part}.py"]
+    own = [path for path in own if path.stem not in FEATURES.get(part, {})]
+    placed = [
+        PACKAGE / f / f"{m}.py" for f, modules in FEATURES.items() for m, layer in modules.items() if layer == part
+    ]
+    return sorted(own + placed)
+
+
+def layer_of(name: str) -> str | None:
+    """The layer a module of a feature folder sits in (`desktop.sessions.sql.add` → store), or None for any other."""
+    feature, _, rest = name.removeprefix("desktop.").partition(".")
+    if not name.startswith("desktop.") or feature not in FEATURES or not rest:
+        return None
+    return FEATURES[feature].get(rest.split(".")[0], feature if feature in MAY_IMPORT else None)
 
 
 def imports(path: Path, source: str | None = None) -> set[str]:
@@ -89,16 +118,30 @@ def _dynamic_import(func: ast.expr) -> bool:
 
 
 def forbidden(part: str, path: Path, source: str | None = None) -> list[str]:
-    allowed = [f"desktop.{entry}" for entry in (part, *MAY_IMPORT[part])]
+    """What of `path`'s imports the layer `part` may not make (a feature folder's module: the layer it sits in)."""
+    entries = (part, *MAY_IMPORT[part])
+    allowed = [f"desktop.{entry}" for entry in entries]
 
     def outside(name: str) -> bool:
+        if (layer := layer_of(name)) is not None:
+            return layer not in entries
+        if name.removeprefix("desktop.") in FEATURES:  # the folder itself (its __init__ only says what it holds)
+            return False
         return name.startswith("desktop.") and not any(name == a or name.startswith(a + ".") for a in allowed)
 
     return [name for name in sorted(imports(path, source)) if name.split(".")[0] in MAY_NOT[part] or outside(name)]
 
 
 def test_every_part_of_the_package_has_its_rule() -> None:
-    assert parts() == set(MAY_IMPORT), "give each package under desktop/ its line in MAY_IMPORT (and the README)"
+    assert parts() == set(MAY_IMPORT) | set(FEATURES), (
+        "give each package under desktop/ its line in MAY_IMPORT, or FEATURES for a feature folder (and the README)"
+    )
+    for feature, modules in FEATURES.items():
+        there = {p.stem for p in (PACKAGE / feature).glob("*.py") if p.name != "__init__.py"}
+        unplaced = there - set(modules) if feature not in MAY_IMPORT else set()
+        assert not unplaced, f"say which layer desktop/{feature}/{sorted(unplaced)} sits in (FEATURES)"
+        assert set(modules) <= there, f"desktop/{feature} has no {sorted(set(modules) - there)}: drop it from FEATURES"
+        assert set(modules.values()) <= set(MAY_IMPORT), f"{feature}: a layer that has no rule"
 
 
 @pytest.mark.parametrize("part", sorted(MAY_IMPORT))
@@ -129,6 +172,20 @@ def test_the_reader_sees_every_kind_of_import() -> None:
         "desktop.api.app",
         "desktop.daemon",
         "desktop.gui.app",
+    ]
+
+
+def test_a_feature_folders_module_is_reached_as_its_layer_is() -> None:
+    source = (
+        "from desktop.sessions import sql, views, routes\nfrom desktop.sessions.watching import Watching\n"
+        "import desktop.sessions\n"
+    )
+    path = PACKAGE / "core" / "example.py"
+    assert forbidden("core", path, source) == ["desktop.sessions.routes", "desktop.sessions.watching.Watching"]
+    assert forbidden("api", PACKAGE / "api" / "example.py", source) == ["desktop.sessions.sql"], "the API has no SQL"
+    assert PACKAGE / "sessions" / "sql.py" in files("store") and PACKAGE / "sessions" / "sql.py" not in files("core")
+    assert forbidden("store", PACKAGE / "sessions" / "sql.py", "from desktop.sessions import views") == [
+        "desktop.sessions.views"
     ]
 
 

@@ -4,10 +4,10 @@ turn."""
 
 from pathlib import Path
 
-from desktop.store import sessions as sessions_sql
+from desktop.sessions import sql as sessions_sql
+from desktop.sessions.watching import Watching
 from desktop.store import tasks as tasks_sql
 from desktop.tasks.continuations import Continuations
-from desktop.tasks.watching import Watching
 from tests.ledger_fixture import OWNER, MovableClock, make_ledger
 from tests.unit.test_continuations_rules import ended_task, settled
 
@@ -83,7 +83,7 @@ async def test_all_idle_and_unwatching_and_a_restart(tmp_path: Path) -> None:
 
 
 async def test_a_sessions_view_says_what_keeps_it_busy_and_lists_its_tasks(tmp_path: Path) -> None:
-    from desktop.core.session_views import view
+    from desktop.sessions.views import view
 
     store, ledger, _continuations, _watching, _lead = setup(tmp_path, ["task_failed"])
     session = sessions_sql.get(store.conn, "S1")  # type: ignore[attr-defined]

@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from desktop.sessions import sql
 from desktop.store import directory
 from desktop.store import questions as questions_sql
 from desktop.store import requests as requests_sql
-from desktop.store import sessions as sql
 from desktop.store import tasks as tasks_sql
 from desktop.store.rows import RequestRow, SessionRow, TaskRow
 

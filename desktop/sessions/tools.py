@@ -1,4 +1,4 @@
-"""The session tools of the daemon's MCP server: an agent starts and drives other sessions (desktop.core.sessions
+"""The session tools of the daemon's MCP server: an agent starts and drives other sessions (desktop.sessions.rules
 holds the rules). Every answer is JSON; a refusal is `{"error": <code>, "message": <words>}` flagged as an error,
 also for arguments of the wrong type (`CoxswainServer.call_tool`)."""
 
@@ -11,8 +11,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import ValidationError
 
-from desktop.core.sessions import Caller, SessionError, Sessions
 from desktop.mcp.endpoint import CALLER
+from desktop.sessions.rules import Caller, SessionError, Sessions
 
 TOOLS = (
     "list_sessions",

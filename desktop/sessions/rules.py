@@ -18,12 +18,12 @@ from desktop.core.dispatcher import MAX_SESSIONS_RUNNING as MAX_AT_WORK
 from desktop.core.errors import CoxError, Invalid
 from desktop.core.events import EventBus, SessionCalled, SessionChanged
 from desktop.core.ledger import Ledger
-from desktop.core.session_views import latest_state, short, view
 from desktop.core.settings import current
 from desktop.core.states import Action, State
+from desktop.sessions import sql
+from desktop.sessions.views import latest_state, short, view
 from desktop.store import directory
 from desktop.store import requests as requests_sql
-from desktop.store import sessions as sql
 from desktop.store.db import Store
 from desktop.store.rows import AgentRow, RequestRow, SessionRow
 

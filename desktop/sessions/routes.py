@@ -9,7 +9,7 @@ from pydantic import Field
 from desktop import answers as a
 from desktop.api.models import Body
 from desktop.core.actors import Actor
-from desktop.core.sessions import Sessions
+from desktop.sessions.rules import Sessions
 
 
 class SessionChange(Body):

@@ -5,8 +5,8 @@ watch_session), which a background continuation brings to that conversation's ne
 from desktop.core.ledger import Ledger
 from desktop.core.states import TERMINAL, Action, State
 from desktop.core.visible import one_line
+from desktop.sessions import sql as sessions_sql
 from desktop.store import requests as requests_sql
-from desktop.store import sessions as sessions_sql
 from desktop.store import tasks as tasks_sql
 from desktop.store.db import Store
 from desktop.store.rows import RequestRow, TaskRow
