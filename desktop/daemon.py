@@ -36,7 +36,6 @@ from desktop.core.ledger import Ledger
 from desktop.core.owner_settings import OwnerSettings
 from desktop.core.principals import OWNER, Principals
 from desktop.core.readiness import Readiness
-from desktop.core.signins import SignIns
 from desktop.core.states import Action, State
 from desktop.platform.credentials import owner_token
 from desktop.platform.instance import InstanceLock
@@ -45,6 +44,7 @@ from desktop.platform.secrets import Secrets
 from desktop.platform.sleep import power_for_platform
 from desktop.reentry import relay_command
 from desktop.room.listener import RoomListener, not_of_this_computer
+from desktop.room.signins import SignIns
 from desktop.runtimes import builtin_runtimes
 from desktop.runtimes.base import Event, Runtime, SessionTools
 from desktop.sessions import views as session_views

@@ -17,7 +17,6 @@ from desktop.api.agents import add_agents, add_people
 from desktop.api.chat import add_chat
 from desktop.api.events import add_events
 from desktop.api.requests import add_requests
-from desktop.api.room import add_room
 from desktop.api.security import MCP_PATH, LocalSecurity
 from desktop.api.settings import add_settings
 from desktop.api.tasks import add_tasks
@@ -30,9 +29,10 @@ from desktop.core.ledger import Ledger
 from desktop.core.owner_settings import OwnerSettings
 from desktop.core.principals import Principals
 from desktop.core.readiness import Readiness
-from desktop.core.signins import SignIns
 from desktop.mcp.endpoint import McpEndpoint
 from desktop.platform.secrets import Secrets, SecretStoreError
+from desktop.room.routes import add_room
+from desktop.room.signins import SignIns
 from desktop.sessions.routes import add_sessions
 from desktop.sessions.rules import SessionError, Sessions
 from desktop.store.rows import RequestRow

@@ -13,7 +13,7 @@ from sse_starlette import EventSourceResponse
 from desktop.api import models as m
 from desktop.api.actors import actor
 from desktop.core.events import Ending, Event, EventBus, Lagged, RequestChanged, Revoked, SignedOut, TaskChanged
-from desktop.core.signins import sign_in_key
+from desktop.room.signins import sign_in_key
 from desktop.store.rows import RequestRow
 from desktop.tasks.background import BackgroundTasks
 

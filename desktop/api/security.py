@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from desktop.core.actors import Actor
-from desktop.core.signins import csrf_matches
+from desktop.room.signins import csrf_matches
 
 Scope = dict[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]

@@ -10,7 +10,8 @@ from desktop.core import audit
 from desktop.core.actors import Actor
 from desktop.core.errors import Conflict, Forbidden, Invalid, NotFound
 from desktop.core.ledger import Ledger
-from desktop.store import directory, web
+from desktop.room import sql as sign_ins_sql
+from desktop.store import directory
 from desktop.store.db import Store
 from desktop.store.rows import PrincipalRow
 
@@ -92,7 +93,7 @@ class Principals:
             now = self._wall()
             with self._store.transaction() as conn:
                 directory.revoke_principal(conn, name, now)
-                web.end_sessions_of(conn, name)
+                sign_ins_sql.end_sign_ins_of(conn, name)
                 audit.append(conn, now, actor, "revoke", None, f"revoked {row.kind} {name}")
         return self._ledger.revoke_requests_of(name, actor)
 

@@ -56,6 +56,7 @@ FEATURES: dict[str, dict[str, str]] = {
         "tools": "mcp",
         "routes": "api",
     },
+    "room": {"sql": "store", "signins": "core", "routes": "api"},
 }
 # Third-party packages a part may not import.
 LOWER = ("answers", "console", "store", "core", "runtimes", "platform", "tasks")

@@ -15,8 +15,8 @@ from desktop.core import events as news
 from desktop.core.actors import Actor
 from desktop.core.errors import Forbidden
 from desktop.core.events import EventBus
-from desktop.core.signins import SIGN_IN_DAYS, SignIn, SignIns, TooManyAttempts, csrf_for, sign_in_key
 from desktop.resources import resource
+from desktop.room.signins import SIGN_IN_DAYS, SignIn, SignIns, TooManyAttempts, csrf_for, sign_in_key
 
 TYPES = {
     "html": "text/html; charset=utf-8",

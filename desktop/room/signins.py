@@ -14,7 +14,8 @@ from desktop.core import audit
 from desktop.core.actors import Actor
 from desktop.core.errors import Forbidden, NotFound
 from desktop.core.principals import Principals, token_hash
-from desktop.store import directory, web
+from desktop.room import sql
+from desktop.store import directory
 from desktop.store.db import Store
 
 SIGN_IN_DAYS = 14
@@ -97,7 +98,7 @@ class SignIns:
         self.limiter.check(client)
         now = self._wall()
         with self._store.transaction() as conn:
-            name = web.take_code(conn, token_hash(code), now) if code else None
+            name = sql.take_code(conn, token_hash(code), now) if code else None
         row = directory.principal(self._store.conn, name) if name else None
         if row is None or row.revoked_at is not None:
             self.limiter.failed(client)
@@ -114,25 +115,25 @@ class SignIns:
         code, now = secrets.token_urlsafe(24), self._wall()
         expires = now + CODE_MINUTES * 60
         with self._store.transaction() as conn:
-            web.forget_expired(conn, now)
-            web.add_code(conn, token_hash(code), name, expires)
+            sql.forget_expired(conn, now)
+            sql.add_code(conn, token_hash(code), name, expires)
             audit.append(conn, now, actor, "room_link", None, f"made a one-time room sign-in link for {name}")
         return code, expires
 
     def actor(self, session_id: str) -> Actor | None:
         if not session_id or len(session_id) > 200:
             return None
-        found = web.session_principal(self._store.conn, token_hash(session_id), self._wall())
+        found = sql.signed_in(self._store.conn, token_hash(session_id), self._wall())
         return Actor(*found) if found else None
 
     def sign_out(self, session_id: str) -> None:
         with self._store.transaction() as conn:
-            web.end_session(conn, token_hash(session_id))
+            sql.sign_out(conn, token_hash(session_id))
 
     def _open(self, actor: Actor, reason: str) -> SignIn:
         session_id, now = secrets.token_urlsafe(32), self._wall()
         with self._store.transaction() as conn:
-            web.forget_expired(conn, now)
-            web.add_session(conn, token_hash(session_id), actor.name, now, now + SIGN_IN_DAYS * 86400)
+            sql.forget_expired(conn, now)
+            sql.add_sign_in(conn, token_hash(session_id), actor.name, now, now + SIGN_IN_DAYS * 86400)
             audit.append(conn, now, actor, "room_sign_in", None, reason)
         return SignIn(session_id, csrf_for(session_id), actor)
