@@ -46,7 +46,7 @@ from desktop.reentry import relay_command
 from desktop.room.listener import RoomListener, not_of_this_computer
 from desktop.room.signins import SignIns
 from desktop.runtimes import builtin_runtimes
-from desktop.runtimes.base import Event, Runtime, SessionTools
+from desktop.runtimes.base import Event, Runtime, TurnTools
 from desktop.sessions import views as session_views
 from desktop.sessions.rules import Sessions
 from desktop.sessions.watching import Watching
@@ -114,7 +114,7 @@ class Daemon:
             self.home.tasks,
             wall,
             on_finished=lambda: self.dispatcher.kick(),
-            session_tools=self._session_tools,
+            turn_tools=self._turn_tools,
             on_event=self._on_runtime_event,
             environment=lambda: {**os.environ, **self.secrets.environment()},
             tools_ready=self._tools_ready,
@@ -395,14 +395,14 @@ class Daemon:
             RuntimeNews(request.id, event.kind, redact(event.text[:2000]), event.value, request.requester)
         )
 
-    def _session_tools(self, request_id: str, task_dir: Path) -> SessionTools:
+    def _turn_tools(self, request_id: str, task_dir: Path) -> TurnTools:
         """The MCP relay for one turn, with a token good for this running request only (in a file only we can read)."""
-        token_file = task_dir / "session.token"
+        token_file = task_dir / "turn.token"
         descriptor = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(descriptor, "w") as f:
-            f.write(self.principals.session_token(request_id))
+            f.write(self.principals.turn_token(request_id))
         relay = relay_command()
-        return SessionTools(relay[0], [*relay[1:], str(self.home.daemon_json), str(token_file)])
+        return TurnTools(relay[0], [*relay[1:], str(self.home.daemon_json), str(token_file)])
 
     def _schedule_expiry(self, request: RequestRow, at: float | None = None) -> None:
         assert request.expires_at is not None

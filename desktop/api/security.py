@@ -1,7 +1,7 @@
 """Every HTTP request passes here first: exact Host allowlist (defeats DNS rebinding), no foreign or `null` Origin,
 no cross-site fetches, no token in a URL, and who is asking: a bearer token (the CLI, the tray app, machines), or the
-room's session cookie, whose changes must also carry the page's CSRF token. JSON bodies of bounded size on POST only.
-An agent session's token (see `Principals.session_token`) reaches the MCP server at `/mcp` and nothing else, and
+room's sign-in cookie, whose changes must also carry the page's CSRF token. JSON bodies of bounded size on POST only.
+A turn's token (the agent's, see `Principals.turn_token`) reaches the MCP server at `/mcp` and nothing else, and
 no other token or cookie reaches `/mcp`.
 Every answer carries headers that keep a browser from running, framing or sniffing anything it did not ask for."""
 
@@ -18,7 +18,7 @@ Scope = dict[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
 MAX_BODY = 1024 * 1024
 ALLOWED_METHODS = {"GET", "HEAD", "POST"}
-MCP_PATH = "/mcp"  # the daemon's MCP server: the one address an agent session's token reaches
+MCP_PATH = "/mcp"  # the daemon's MCP server: the one address a turn's token reaches
 ROOM_FILES = {"/": "index.html", "/room/app.js": "app.js", "/room/app.css": "app.css", "/room/icon.svg": "icon.svg"}
 SIGN_IN_PATHS = {"/room/signin", "/room/exchange"}
 TOKEN_PARAMETERS = {"token", "access_token", "auth", "authorization", "bearer", "key", "session"}
@@ -106,9 +106,9 @@ class LocalSecurity:
         if isinstance(actor, tuple):
             return actor
         if actor.kind == "agent" and path != MCP_PATH:
-            return 403, "an agent session's token is good for its own session's calls only"
+            return 403, "an agent's turn token is good for its own turn's calls only"
         if actor.kind != "agent" and path == MCP_PATH:
-            return 403, "the MCP server is for agent sessions, with the token of their turn; people use the API"
+            return 403, "the MCP server is for agents in their turn, with its token; people use the API"
         scope.setdefault("state", {})["actor"] = actor
         return None
 
@@ -121,7 +121,7 @@ class LocalSecurity:
         if actor is None:
             return None
         if scope["path"] == MCP_PATH:
-            return 403, "the MCP server is for agent sessions"
+            return 403, "the MCP server is for agents in their turn"
         if scope["method"] == "POST" and not csrf_matches(session_id, headers.get("x-csrf-token", "")):
             return 403, "this change lacks the room's CSRF token; reload the page"
         scope.setdefault("state", {})["sign_in"] = session_id

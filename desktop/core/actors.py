@@ -1,4 +1,4 @@
-"""Who is acting: the owner, a person, a machine, an agent session, or the daemon itself."""
+"""Who is acting: the owner, a person, a machine, an agent in its turn, or the daemon itself."""
 
 from dataclasses import dataclass
 
@@ -7,8 +7,8 @@ from dataclasses import dataclass
 class Actor:
     name: str
     kind: str  # owner | person | machine | agent | system
-    request_id: str | None = None  # an agent acts for the one running request whose session token it holds
-    session: str | None = None  # which turn's token (a short form of its hash)
+    request_id: str | None = None  # an agent acts for the one running request whose turn token it holds
+    turn_key: str | None = None  # which turn's token (a short form of its hash)
 
     @property
     def is_owner(self) -> bool:

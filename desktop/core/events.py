@@ -33,7 +33,7 @@ class Event:
 
 @dataclass(frozen=True)
 class RequestChanged(Event):
-    """A request was created, answered, started, ended, or changed its progress or session (`action`)."""
+    """A request was created, answered, started, ended, or changed its progress or conversation (`action`)."""
 
     NAME = "request"
     row: RequestRow

@@ -52,19 +52,19 @@ class Principals:
         digest = token_hash(token)
         row = directory.principal_by_token_hash(self._store.conn, digest)
         if row is None:
-            session = directory.running_request_of(self._store.conn, digest)
-            return None if session is None else Actor(session[1], "agent", request_id=session[0], session=digest[:16])
+            running = directory.running_request_of(self._store.conn, digest)
+            return None if running is None else Actor(running[1], "agent", request_id=running[0], turn_key=digest[:16])
         if row.token_hash is None or row.revoked_at is not None:
             return None
         if not hmac.compare_digest(row.token_hash, digest):
             return None
         return Actor(row.name, row.kind)
 
-    def session_token(self, request_id: str) -> str:
-        """A token for the agent session running `request_id`; it is refused once the request stops running."""
+    def turn_token(self, request_id: str) -> str:
+        """A token for the agent running `request_id` in this turn; it is refused once the request stops running."""
         token = new_token()
         with self._store.transaction() as conn:
-            directory.add_session_token(conn, token_hash(token), request_id, self._wall())
+            directory.add_turn_token(conn, token_hash(token), request_id, self._wall())
         return token
 
     def add(self, name: str, kind: str, actor: Actor) -> str:

@@ -1,6 +1,6 @@
-"""The daemon's MCP server for agent sessions, at `POST /mcp` (stateless streamable HTTP, the `mcp` SDK). Agent CLIs
-reach it through the stdio relay they start (`desktop/mcp/relay.py`), with a token good for their one running
-request; the tools run here, in the daemon, on the ledger and the background tasks directly.
+"""The daemon's MCP server for the agents of running turns, at `POST /mcp` (stateless streamable HTTP, the `mcp`
+SDK). Agent CLIs reach it through the stdio relay they start (`desktop/mcp/relay.py`), with a token good for their one
+running request; the tools run here, in the daemon, on the ledger and the background tasks directly.
 
 Tools: `ask_question` (any runtime), `permission_prompt` (Claude Code's `--permission-prompt-tool`, which routes its
 own AskUserQuestion here), `start_task`, `list_tasks`, `read_task_output`, `stop_task` (the agent's own tasks, and
@@ -58,7 +58,7 @@ def build(ledger: Ledger, tasks: BackgroundTasks, events: EventBus, sessions: Se
         """Ask and wait. The same call made again (the relay repeats it after a daemon restart) finds its question
         by the turn's token, the call's id and the question's place in the call."""
         agent = _agent()
-        key = f"{agent.session}:{ctx.request_id}:{part}" if agent.session else None
+        key = f"{agent.turn_key}:{ctx.request_id}:{part}" if agent.turn_key else None
         try:
             asked = ledger.ask(agent.request_id or "", agent, redact(question), [redact(o) for o in options], key)
         except CoxError as error:

@@ -22,7 +22,7 @@ class Launch:
 
 
 @dataclass(frozen=True)
-class SessionTools:
+class TurnTools:
     """How the runtime starts Coxswain's MCP relay (desktop.reentry.relay_command) for this turn; its tools are named
     `ask_question` and `permission_prompt` on the server `coxswain`."""
 
@@ -69,7 +69,7 @@ class Runtime(Protocol):
         references: list[dict[str, Any]],
         task_dir: Path,
         env: dict[str, str],
-        tools: SessionTools,
+        tools: TurnTools,
     ) -> Launch: ...
 
     def resume(
@@ -78,7 +78,7 @@ class Runtime(Protocol):
         agent: AgentRow,
         task_dir: Path,
         env: dict[str, str],
-        tools: SessionTools,
+        tools: TurnTools,
         prompt: str | None = None,
     ) -> Launch | None:
         """The command that continues `request.conversation_ref` with `prompt` (default: carry on where the turn broke

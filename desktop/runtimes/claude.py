@@ -16,7 +16,7 @@ from desktop.runtimes.base import (
     CancelMode,
     Event,
     Launch,
-    SessionTools,
+    TurnTools,
     context_block,
     executable,
     json_line,
@@ -71,7 +71,7 @@ class ClaudeRuntime:
         references: list[dict[str, Any]],
         task_dir: Path,
         env: dict[str, str],
-        tools: SessionTools,
+        tools: TurnTools,
     ) -> Launch:
         conversation = str(uuid.uuid4())
         prompt = context_block(references) + request.prompt
@@ -84,7 +84,7 @@ class ClaudeRuntime:
         agent: AgentRow,
         task_dir: Path,
         env: dict[str, str],
-        tools: SessionTools,
+        tools: TurnTools,
         prompt: str | None = None,
     ) -> Launch | None:
         if not request.conversation_ref:
@@ -93,7 +93,7 @@ class ClaudeRuntime:
         return Launch(argv, dict(QUIET), request.conversation_ref)
 
     def _argv(
-        self, agent: AgentRow, task_dir: Path, env: dict[str, str], tools: SessionTools, turn: list[str]
+        self, agent: AgentRow, task_dir: Path, env: dict[str, str], tools: TurnTools, turn: list[str]
     ) -> list[str]:
         flag = task_dir.parent / (task_dir.name.rsplit(".", 1)[0] + ".cancel")
         (task_dir / "deny.json").write_text(json.dumps(DENY))

@@ -10,7 +10,7 @@ from desktop.runtimes.base import (
     CancelMode,
     Event,
     Launch,
-    SessionTools,
+    TurnTools,
     context_block,
     executable,
     json_line,
@@ -52,7 +52,7 @@ class CodexRuntime:
         references: list[dict[str, Any]],
         task_dir: Path,
         env: dict[str, str],
-        tools: SessionTools,
+        tools: TurnTools,
     ) -> Launch:
         return Launch([*self._exec(agent, env, tools), context_block(references) + request.prompt], {})
 
@@ -62,7 +62,7 @@ class CodexRuntime:
         agent: AgentRow,
         task_dir: Path,
         env: dict[str, str],
-        tools: SessionTools,
+        tools: TurnTools,
         prompt: str | None = None,
     ) -> Launch | None:
         if not request.conversation_ref:
@@ -73,7 +73,7 @@ class CodexRuntime:
             request.conversation_ref,
         )
 
-    def _exec(self, agent: AgentRow, env: dict[str, str], tools: SessionTools) -> list[str]:
+    def _exec(self, agent: AgentRow, env: dict[str, str], tools: TurnTools) -> list[str]:
         sandbox = str(agent.options.get("permission_mode") or "workspace-write")
         effort = (
             ["-c", f"model_reasoning_effort={json.dumps(agent.options['effort'])}"]
@@ -97,7 +97,7 @@ class CodexRuntime:
         return CodexParser()
 
 
-def mcp_overrides(tools: SessionTools) -> list[str]:
+def mcp_overrides(tools: TurnTools) -> list[str]:
     """Coxswain's MCP server as `-c` config overrides (values are TOML; a JSON string is a TOML string). `required`:
     Codex waits for it before the first model call (else a server still starting is left out of the turn); its tools
     run without an approval prompt (exec has nobody to ask); a question may wait a week for its answer."""

@@ -11,7 +11,7 @@ from desktop.runtimes.base import (
     CancelMode,
     Event,
     Launch,
-    SessionTools,
+    TurnTools,
     context_block,
     executable,
     json_line,
@@ -43,7 +43,7 @@ class CopilotRuntime:
         references: list[dict[str, Any]],
         task_dir: Path,
         env: dict[str, str],
-        tools: SessionTools,
+        tools: TurnTools,
     ) -> Launch:
         conversation = str(uuid.uuid4())
         prompt = context_block(references) + request.prompt
@@ -55,7 +55,7 @@ class CopilotRuntime:
         agent: AgentRow,
         task_dir: Path,
         env: dict[str, str],
-        tools: SessionTools,
+        tools: TurnTools,
         prompt: str | None = None,
     ) -> Launch | None:
         if not request.conversation_ref:
@@ -63,7 +63,7 @@ class CopilotRuntime:
         argv = self._argv(agent, env, tools, ["-r", request.conversation_ref, "-p", prompt or CONTINUE])
         return Launch(argv, {}, request.conversation_ref)
 
-    def _argv(self, agent: AgentRow, env: dict[str, str], tools: SessionTools, turn: list[str]) -> list[str]:
+    def _argv(self, agent: AgentRow, env: dict[str, str], tools: TurnTools, turn: list[str]) -> list[str]:
         mcp = json.dumps(tools.stdio_config(type="local", tools=["*"]))
         return [
             executable(self.executable, env),

@@ -11,7 +11,7 @@ from desktop.runtimes.base import (
     CancelMode,
     Event,
     Launch,
-    SessionTools,
+    TurnTools,
     context_block,
     executable,
     json_line,
@@ -43,7 +43,7 @@ class GeminiRuntime:
         references: list[dict[str, Any]],
         task_dir: Path,
         env: dict[str, str],
-        tools: SessionTools,
+        tools: TurnTools,
     ) -> Launch:
         conversation = str(uuid.uuid4())
         prompt = context_block(references) + request.prompt
@@ -56,7 +56,7 @@ class GeminiRuntime:
         agent: AgentRow,
         task_dir: Path,
         env: dict[str, str],
-        tools: SessionTools,
+        tools: TurnTools,
         prompt: str | None = None,
     ) -> Launch | None:
         if not request.conversation_ref:
@@ -68,7 +68,7 @@ class GeminiRuntime:
         )
 
     @staticmethod
-    def _env(task_dir: Path, env: dict[str, str], tools: SessionTools) -> dict[str, str]:
+    def _env(task_dir: Path, env: dict[str, str], tools: TurnTools) -> dict[str, str]:
         return {
             "GEMINI_CLI_TRUST_WORKSPACE": "true",  # the owner chose this folder for the agent
             "GEMINI_CLI_HOME": str(overlay_home(task_dir, env, tools)),
@@ -90,7 +90,7 @@ class GeminiRuntime:
         return GeminiParser()
 
 
-def overlay_home(task_dir: Path, env: dict[str, str], tools: SessionTools) -> Path:
+def overlay_home(task_dir: Path, env: dict[str, str], tools: TurnTools) -> Path:
     """A home for one turn whose `.gemini` shows the user's own entry by entry (sessions, sign-in, history), except
     `settings.json`, which is the user's settings plus Coxswain's MCP server. Gemini reads MCP servers only from
     settings files, and a system settings file must belong to root; the user's own files stay untouched."""

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from desktop.runtimes.base import CancelMode, Event, Launch, SessionTools
+from desktop.runtimes.base import CancelMode, Event, Launch, TurnTools
 from desktop.store.rows import AgentRow, RequestRow
 
 
@@ -31,7 +31,7 @@ class ShellRuntime:
         references: list[dict[str, Any]],
         task_dir: Path,
         env: dict[str, str],
-        tools: SessionTools,
+        tools: TurnTools,
     ) -> Launch:
         argv = ["cmd.exe", "/c", request.prompt] if os.name == "nt" else ["/bin/sh", "-c", request.prompt]
         extra = {"COX_REQUEST_ID": request.id, "COX_AGENT": agent.name}
@@ -47,7 +47,7 @@ class ShellRuntime:
         agent: AgentRow,
         task_dir: Path,
         env: dict[str, str],
-        tools: SessionTools,
+        tools: TurnTools,
         prompt: str | None = None,
     ) -> Launch | None:
         return None  # a shell command is never run a second time

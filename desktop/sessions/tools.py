@@ -56,7 +56,7 @@ def register(server: MCPServer, sessions: Sessions) -> None:
         ctx: Context | None = None,
     ) -> CallToolResult:
         actor = CALLER.get()
-        key = f"{actor.session}:{ctx.request_id}" if ctx is not None and actor.session else None
+        key = f"{actor.turn_key}:{ctx.request_id}" if ctx is not None and actor.turn_key else None
         try:
             answer = await sessions.call(actor, tool, change, work, about, key)
         except SessionError as error:

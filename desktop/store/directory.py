@@ -78,14 +78,14 @@ def set_setting(conn: sqlite3.Connection, key: str, value: str) -> None:
     )
 
 
-def add_session_token(conn: sqlite3.Connection, token_hash: str, request_id: str, at: float) -> None:
+def add_turn_token(conn: sqlite3.Connection, token_hash: str, request_id: str, at: float) -> None:
     conn.execute(
         "INSERT INTO session_tokens (token_hash, request_id, created_at) VALUES (?, ?, ?)", (token_hash, request_id, at)
     )
 
 
 def running_request_of(conn: sqlite3.Connection, token_hash: str) -> tuple[str, str] | None:
-    """(request id, agent) of the token's request while it runs; a session token is worth nothing after."""
+    """(request id, agent) of the token's request while it runs; a turn's token is worth nothing after."""
     row = conn.execute(
         "SELECT r.id, r.agent FROM session_tokens t JOIN requests r ON r.id = t.request_id "
         "WHERE t.token_hash = ? AND r.state = 'running'",

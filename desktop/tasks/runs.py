@@ -20,7 +20,7 @@ from desktop.core.ledger import Ledger
 from desktop.core.settings import current
 from desktop.core.states import State
 from desktop.reentry import relay_command
-from desktop.runtimes.base import Event, Launch, Parser, Runtime, SessionTools, context_block, readable_error
+from desktop.runtimes.base import Event, Launch, Parser, Runtime, TurnTools, context_block, readable_error
 from desktop.sessions import sql as sessions_sql
 from desktop.store import directory
 from desktop.store import requests as requests_sql
@@ -64,7 +64,7 @@ class RequestRuns:
         tasks_dir: Path,
         wall: Callable[[], float],
         on_finished: Callable[[], None],
-        session_tools: Callable[[str, Path], SessionTools],
+        turn_tools: Callable[[str, Path], TurnTools],
         on_event: Callable[[RequestRow, Event], None] = lambda request, event: None,
         environment: Callable[[], dict[str, str]] = lambda: dict(os.environ),
         tools_ready: Callable[[], Awaitable[None]] = lambda: asyncio.sleep(0),
@@ -75,7 +75,7 @@ class RequestRuns:
         self._store, self._ledger, self._supervisor = store, ledger, supervisor
         self._runtimes, self._tasks_dir, self._wall = runtimes, tasks_dir, wall
         self._on_finished, self._on_event, self._environment = on_finished, on_event, environment
-        self._session_tools, self._tools_ready, self._stop_tasks = session_tools, tools_ready, stop_tasks
+        self._turn_tools, self._tools_ready, self._stop_tasks = turn_tools, tools_ready, stop_tasks
         self._watchers: dict[str, asyncio.Task[None]] = {}
         self._runs: dict[str, _Run] = {}  # the runs followed now, by request
         self._resuming: set[str] = set()  # requests waiting out a resume's backoff
@@ -113,7 +113,7 @@ class RequestRuns:
             shutil.rmtree(task_dir)
         task_dir.mkdir(parents=True)
         launch: Launch | None
-        tools = self._session_tools(request.id, task_dir)
+        tools = self._turn_tools(request.id, task_dir)
         if resuming:
             launch = runtime.resume(request, agent, task_dir, env, tools)
             if launch is None:
@@ -153,7 +153,7 @@ class RequestRuns:
         runtime: Runtime,
         task_dir: Path,
         env: dict[str, str],
-        tools: SessionTools,
+        tools: TurnTools,
     ) -> Launch:
         """A new turn; in a session an agent started, the next prompt continues the runtime's conversation of the
         ones before it (a runtime that cannot resume starts afresh in the same folder)."""

@@ -48,7 +48,7 @@ def test_the_owner_approves_a_session_and_sees_it_under_its_parent(
             await api.post("/api/requests", json={"agent": "shell", "prompt": "sleep 60 # release checks"})
         ).json()
         await wait_state(app, parent["id"], "running")
-        token = app.daemon.principals.session_token(parent["id"])
+        token = app.daemon.principals.turn_token(parent["id"])
         first = asyncio.ensure_future(
             start_session(
                 app.daemon.url,

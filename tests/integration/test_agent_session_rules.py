@@ -79,7 +79,7 @@ async def running(
     if row["state"] == "pending":
         await client.post(f"/api/requests/{row['id']}/approve", json={})
     await state(client, row["id"], "running")
-    return row["id"], daemon.principals.session_token(row["id"])
+    return row["id"], daemon.principals.turn_token(row["id"])
 
 
 async def state(client: httpx.AsyncClient, request_id: str, *states: str) -> dict[str, Any]:
@@ -247,7 +247,7 @@ async def test_a_session_acts_on_others_only_with_the_owners_switch_and_never_on
     parent, token = await running(daemon, client)
     started = await approved_start(client, token, {"prompt": "sleep 600", "title": "child"})
     await state(client, started["request"], "running")
-    child_token = daemon.principals.session_token(started["request"])
+    child_token = daemon.principals.turn_token(started["request"])
     forbidden = await call(client, child_token, "start_session", {"prompt": "true"})
     assert forbidden[1]["error"] == "forbidden" and "may create sessions" in forbidden[1]["message"]
     assert await code(client, child_token, "stop_turn", {"session": "S1"}) == "forbidden"
@@ -341,7 +341,7 @@ async def test_a_sessions_background_tasks_are_read_by_who_may_see_it(live: Live
     _, token = await running(daemon, client)
     started = await approved_start(client, token, {"prompt": "sleep 600"})
     await state(client, started["request"], "running")
-    child_token = daemon.principals.session_token(started["request"])
+    child_token = daemon.principals.turn_token(started["request"])
     flagged, task = await call(client, child_token, "start_task", {"command": "echo from the child; sleep 60"})
     assert not flagged, task
     for _ in range(200):

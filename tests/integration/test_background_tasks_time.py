@@ -68,7 +68,7 @@ async def test_the_timeout_counts_from_the_conversations_last_turn_and_tells_the
     request = (await client.post("/api/requests", json={"agent": "shell", "prompt": "sleep 2"})).json()
     while (await client.get(f"/api/requests/{request['id']}")).json()["state"] != "running":
         await asyncio.sleep(0.02)
-    token = daemon.principals.session_token(request["id"])  # what its agent session would hold
+    token = daemon.principals.turn_token(request["id"])  # what its agent session would hold
     mine = await start(client, "sleep 600", token)
     other = await start(client, "sleep 600")
     clock.advance(20 * 60)  # the turn that started it still runs: no timeout for its task

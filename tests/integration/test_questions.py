@@ -56,11 +56,11 @@ def test_a_cancel_withdraws_the_question_and_stops(asking_daemon: DaemonProcess,
     assert not (tmp_path / "project" / "went-on.txt").exists()  # the tool call after the question never ran
 
 
-def test_the_session_token_reaches_its_own_session_only(claude_daemon: DaemonProcess) -> None:
+def test_the_turn_token_reaches_its_own_turn_only(claude_daemon: DaemonProcess) -> None:
     sam = claude_daemon.add_person("sam")
     row = claude_daemon.request("ASK Which branch?", agent="claude")
     open_question(claude_daemon, row["id"])
-    token_file = claude_daemon.home / "tasks" / f"{row['id']}.1" / "session.token"
+    token_file = claude_daemon.home / "tasks" / f"{row['id']}.1" / "turn.token"
     assert token_file.stat().st_mode & 0o777 == 0o600
     token = token_file.read_text()
     listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
@@ -70,7 +70,7 @@ def test_the_session_token_reaches_its_own_session_only(claude_daemon: DaemonPro
     assert tools.status_code == 200 and "start_task" in tools.text
     for path in ("/api/requests", f"/api/requests/{row['id']}", "/api/health", "/api/agents", "/api/tasks"):
         refused = claude_daemon.get(path, token=token)
-        assert refused.status_code == 403 and "its own session" in refused.json()["error"]
+        assert refused.status_code == 403 and "its own turn" in refused.json()["error"]
     refused = claude_daemon.post(f"/api/requests/{row['id']}/answer", {"text": "main"}, token=token)
     assert refused.status_code == 403
     assert claude_daemon.post(f"/api/requests/{row['id']}/answer", {"text": "main"}, token=sam).status_code == 403

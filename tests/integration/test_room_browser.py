@@ -244,7 +244,7 @@ def test_the_owner_approves_a_session_an_agent_wants_from_the_phone(
     daemon.post("/api/session-groups", {"name": "Release 2.4"})
     parent = daemon.request("sleep 60 # release checks", agent="shell")
     daemon.wait_state(parent["id"], "running")
-    token = (daemon.home / "tasks" / f"{parent['id']}.1" / "session.token").read_text()
+    token = (daemon.home / "tasks" / f"{parent['id']}.1" / "turn.token").read_text()
     answers: list[dict[str, object]] = []
     call = {
         "jsonrpc": "2.0",

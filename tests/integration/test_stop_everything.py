@@ -154,7 +154,7 @@ def test_cancel_ends_the_turn_and_the_background_tasks_it_started(
     daemon.post("/api/settings", {"key": "stop_grace", "value": "1s"})
     row = daemon.request("sleep 300")
     daemon.wait_state(row["id"], "running")
-    token = (daemon.home / "tasks" / f"{row['id']}.1" / "session.token").read_text()
+    token = (daemon.home / "tasks" / f"{row['id']}.1" / "turn.token").read_text()
     started = mcp_call(daemon, token, "start_task", {"command": f"sh {script}", "description": "dev server"})
     wait_for(lambda: pids.exists() and pids.read_text().strip() != "")
     runner = json.loads((daemon.home / "tasks" / f"{row['id']}.1" / "runner.json").read_text())

@@ -117,7 +117,7 @@ async def test_the_api_and_the_mcp_tool_page_a_console_alike(tmp_path: Path) -> 
         turn = (await client.post("/api/requests", json={"agent": "shell", "prompt": "sleep 60"})).json()
         await until(client, f"/api/requests/{turn['id']}", "state", "running")
         script = "printf '\\033[31mred\\033[0m\\n'; echo same; echo same; echo last; printf half"
-        _, task = await call(client, daemon.principals.session_token(turn["id"]), "start_task", {"command": script})
+        _, task = await call(client, daemon.principals.turn_token(turn["id"]), "start_task", {"command": script})
         await until(client, f"/api/tasks/{task['id']}", "state", "ended")
         output = Path(daemon.tasks.get(task["id"]).dir) / "output"
         first = (await client.get(f"/api/tasks/{task['id']}/output", params={"lines": 1, "after": 0})).json()
@@ -134,7 +134,7 @@ async def test_the_api_and_the_mcp_tool_page_a_console_alike(tmp_path: Path) -> 
             assert answer == built.dump(), params
 
         _, read = await call(
-            client, daemon.principals.session_token(turn["id"]), "read_task_output", {"task_id": task["id"]}
+            client, daemon.principals.turn_token(turn["id"]), "read_task_output", {"task_id": task["id"]}
         )
         plain = console_page(output, 100, plain=True)
         assert read.split("\n") == [f"{task['id']} · completed", *plain.lines, plain.pending]
