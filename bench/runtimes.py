@@ -20,9 +20,9 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from desktop.daemon import BRIDGE
+from desktop.reentry import relay_command
 from desktop.runtimes import builtin_runtimes
-from desktop.runtimes.base import SessionTools
+from desktop.runtimes.base import TurnTools
 from desktop.store.rows import AgentRow, RequestRow
 from tests.agent_env import offline_env
 from tests.daemon_process import DaemonProcess
@@ -35,7 +35,7 @@ ROUNDS = 5
 
 def first_call_after(model: FakeModelServer, since: float) -> float:
     calls = [r["at"] for r in model.requests() if r["method"] == "POST" and r["at"] >= since]
-    return min(calls)
+    return float(min(calls))
 
 
 def through_daemon(daemon: DaemonProcess, model: FakeModelServer, agent: str) -> tuple[float, float]:
@@ -47,6 +47,14 @@ def through_daemon(daemon: DaemonProcess, model: FakeModelServer, agent: str) ->
     return first_call_after(model, started) - started, final - exited
 
 
+def holding_a_turn(daemon: DaemonProcess) -> str:
+    """A turn token for the CLI run alone: only an agent in a running turn is let in at the MCP server, so a shell
+    request sleeps for the whole run and lends it its token."""
+    row = daemon.request("sleep 3600")
+    daemon.wait_state(row["id"], "running")
+    return (daemon.home / "tasks" / f"{row['id']}.1" / "turn.token").read_text()
+
+
 def alone(
     model: FakeModelServer,
     daemon: DaemonProcess,
@@ -54,6 +62,7 @@ def alone(
     options: dict[str, str],
     env: dict[str, str],
     folder: Path,
+    token: str,
 ) -> float:
     agent = AgentRow("bench", runtime, str(folder), dict(options), 0.0)
     request = RequestRow(
@@ -79,8 +88,9 @@ def alone(
         False,
     )
     task_dir = Path(tempfile.mkdtemp(dir=folder))
-    (task_dir / "session.token").write_text(daemon.token)  # the same MCP relay and server answer; no tool is called
-    tools = SessionTools(sys.executable, [*BRIDGE, str(daemon.home / "daemon.json"), str(task_dir / "session.token")])
+    (task_dir / "turn.token").write_text(token)  # the same MCP relay and server answer; no tool of theirs is called
+    relay = relay_command()
+    tools = TurnTools(relay[0], [*relay[1:], str(daemon.home / "daemon.json"), str(task_dir / "turn.token")])
     launch = builtin_runtimes()[runtime].launch(request, agent, [], task_dir, env, tools)
     started = time.time()
     subprocess.run(
@@ -114,13 +124,16 @@ def main() -> int:
         (folder / "work").mkdir()
         daemon = DaemonProcess(folder / "home").start(env=env)
         try:
+            token = holding_a_turn(daemon)
             for runtime in args.runtimes:
                 options = RUNTIMES[runtime]
                 daemon.post(
                     "/api/agents", {"name": runtime, "runtime": runtime, "folder": str(folder / "work"), **options}
                 )
                 through = [through_daemon(daemon, model, runtime) for _ in range(args.rounds)]
-                direct = [alone(model, daemon, runtime, options, env, folder / "work") for _ in range(args.rounds)]
+                direct = [
+                    alone(model, daemon, runtime, options, env, folder / "work", token) for _ in range(args.rounds)
+                ]
                 start_d = statistics.median(t[0] for t in through) * 1000
                 end_d = statistics.median(t[1] for t in through) * 1000
                 start_a = statistics.median(direct) * 1000
