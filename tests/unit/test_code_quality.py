@@ -1,4 +1,4 @@
-"""ruff (lint and format) over everything and mypy (strict) over the typed layers, as part of the suite."""
+"""ruff (lint and format) over everything and mypy (strict) over desktop/ and bench/, as part of the suite."""
 
 import subprocess
 import sys

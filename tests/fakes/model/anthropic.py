@@ -10,7 +10,8 @@ from tests.fakes.model.script import Script, final_answer, script_of, starts_tur
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
     """(user texts, tool results) in order; system-role entries and reminders are not the user's words."""
-    texts, results = [], []
+    texts: list[str] = []
+    results: list[str] = []
     for message in body.get("messages", []):
         if message.get("role") != "user":
             continue

@@ -13,7 +13,9 @@ from tests.fakes.model.script import (
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
-    texts, results, seen = [], [], set()
+    texts: list[str] = []
+    results: list[str] = []
+    seen: set[str] = set()
     for content in body.get("contents", []):
         for part in content.get("parts", []):
             if content.get("role") == "user" and "text" in part and not part["text"].lstrip().startswith("<"):

@@ -15,7 +15,8 @@ from tests.fakes.model.script import (
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
-    texts, results = [], []
+    texts: list[str] = []
+    results: list[str] = []
     for message in body.get("messages", []):
         content = message.get("content")
         if isinstance(content, list):

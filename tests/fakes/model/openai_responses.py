@@ -15,7 +15,8 @@ from tests.fakes.model.script import (
 
 
 def conversation(body: dict[str, Any]) -> tuple[list[str], list[str]]:
-    texts, results = [], []
+    texts: list[str] = []
+    results: list[str] = []
     for item in body.get("input", []):
         if item.get("type") == "message" and item.get("role") == "user":
             for part in item.get("content", []):
