@@ -63,4 +63,5 @@ class _Version(argparse.Action):
             found = version("coxswain")
         except PackageNotFoundError:
             found = "unknown"
-        parser.exit(message=f"cox {found}\n")
+        print(f"cox {found}")
+        parser.exit()
