@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 MAX_RESUMES = 3
 MAX_EVENT_LINE = 16 << 20  # an unfinished line longer than this is not an event; it is dropped, not kept growing
 TAIL_SECONDS = 0.05
+WORK_POLL = 0.2  # seconds between looks, while a cancel waits for what runs under the CLI to end
 CLI_PROCESSES = ("node", "codex", "gemini", "copilot")  # what an agent CLI runs of its own (Codex: a native binary)
 
 
@@ -194,7 +195,9 @@ class RequestRuns:
         if runtime is not None and runtime.cancel_mode == "after_tool" and run is not None:
             if asking or not self._tool_at_work(run):
                 self._interrupt(run)
-            return  # else `_apply` interrupts it when the current tool call completes
+            else:  # `_apply` interrupts it when the CLI says the tool call ended, or this when its processes did
+                self._spawn(self._interrupt_when_idle(run))
+            return
         await self._supervisor.stop(Path(task.dir), current(self._store.conn, "cancel_grace"))
 
     def _tool_at_work(self, run: _Run) -> bool:
@@ -207,6 +210,14 @@ class RequestRuns:
             return process.name().startswith(CLI_PROCESSES) or relay in process.cmdline()
 
         return run.tools_at_work > 0 or self._supervisor.runs_besides(run.task_dir, own)
+
+    async def _interrupt_when_idle(self, run: _Run) -> None:
+        """A process of the tool call can outlive the CLI's word that it ended (a command's shell still exiting, or
+        one it left behind): waiting for the next "ended" would let the next tool call run. Look until none is left."""
+        while not run.interrupted and self._runs.get(run.request_id) is run:
+            await asyncio.sleep(WORK_POLL)
+            if not self._tool_at_work(run):
+                self._interrupt(run)
 
     def _interrupt(self, run: _Run) -> None:
         """Stop the turn at its safe point: the CLI and everything under it (a single SIGINT, as at a terminal, is
