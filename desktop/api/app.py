@@ -65,22 +65,22 @@ class Services:
 def build(services: Services, hosts: Iterable[str] = ()) -> tuple[FastAPI, LocalSecurity, McpEndpoint]:
     s = services
     api = FastAPI(title="Coxswain", version="1", docs_url=None, redoc_url=None)
+
+    async def routed(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await (mcp if scope["type"] == "http" and scope["path"] == MCP_PATH else api)(scope, receive, send)
+
+    security = LocalSecurity(routed, s.principals.authenticate, s.web.actor, hosts)
     add_errors(api)
     add_people(api, s.principals, s.events)
     add_agents(api, s.agents, s.readiness, s.tasks, s.owner_settings, s.kick)
     add_requests(api, s.ledger, s.output_path, s.session_card)
     add_tasks(api, s.tasks)
     add_settings(api, s.owner_settings, s.secrets, s.audit, s.ledger)
-    add_events(api, s.events, s.tasks, s.session_card)
+    add_events(api, s.events, s.tasks, s.session_card, security.still_allowed)
     add_room(api, s.web, s.events, s.room_status, actor, owner)
     add_chat(api, s.chat, owner)
     add_sessions(api, s.sessions, actor, owner)
     mcp = McpEndpoint(s.ledger, s.tasks, s.events, s.sessions)
-
-    async def routed(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        await (mcp if scope["type"] == "http" and scope["path"] == MCP_PATH else api)(scope, receive, send)
-
-    security = LocalSecurity(routed, s.principals.authenticate, s.web.actor, hosts)
     return api, security, mcp
 
 

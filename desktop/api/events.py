@@ -9,6 +9,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from sse_starlette import EventSourceResponse
+from starlette.types import Scope
 
 from desktop.api import models as m
 from desktop.api.actors import actor
@@ -27,9 +28,14 @@ STREAM: dict[int | str, dict[str, Any]] = {
 
 
 def add_events(
-    api: FastAPI, events: EventBus, tasks: BackgroundTasks, card: Callable[[RequestRow], dict[str, Any] | None]
+    api: FastAPI,
+    events: EventBus,
+    tasks: BackgroundTasks,
+    card: Callable[[RequestRow], dict[str, Any] | None],
+    still_allowed: Callable[[Scope], bool],
 ) -> None:
-    """`card`: what the owner's card shows about a session a request's prompt went to (as in the request's row)."""
+    """`card`: what the owner's card shows about a session a request's prompt went to (as in the request's row).
+    `still_allowed`: whether a stream's caller is still let in, asked once the stream listens for its ending."""
 
     def render(event: Event) -> dict[str, str]:
         data = event.data()
@@ -49,6 +55,8 @@ def add_events(
 
         async def each() -> AsyncIterator[dict[str, str]]:
             with events.subscribe(ends) as queue:
+                if not still_allowed(request.scope):  # revoked or signed out before it listened
+                    return
                 yield {"event": "hello", "data": json.dumps({"you": who.name})}
                 while not isinstance(event := await queue.get(), Ending) or event not in ends:
                     if who.is_owner or event.about() == who.name or isinstance(event, Lagged):

@@ -6,7 +6,7 @@ no other token or cookie reaches `/mcp`.
 Every answer carries headers that keep a browser from running, framing or sniffing anything it did not ask for."""
 
 import json
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
 from urllib.parse import parse_qsl
@@ -111,6 +111,12 @@ class LocalSecurity:
             return 403, "the MCP server is for agents in their turn, with its token; people use the API"
         scope.setdefault("state", {})["actor"] = actor
         return None
+
+    def still_allowed(self, scope: MutableMapping[str, Any]) -> bool:
+        """Whether the caller of this request would still be let in (their token not revoked, their sign-in not
+        ended). An event stream asks once it listens for its ending: one that came in between is not missed."""
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        return isinstance(self._who(dict(scope), headers), Actor)  # a copy: a check changes nothing of the request
 
     def _who(self, scope: Scope, headers: dict[str, str]) -> Actor | tuple[int, str] | None:
         scheme, _, token = headers.get("authorization", "").partition(" ")

@@ -63,3 +63,34 @@ async def test_a_persons_stream_ends_when_their_token_is_revoked(tmp_path: Path)
             assert (await client.post("/api/people/sarah/revoke", json={})).status_code == 200
             with pytest.raises(AssertionError, match="the stream ended"):
                 await asyncio.wait_for(next_event(lines), 10)
+
+
+async def test_a_revocation_made_while_a_stream_opens_ends_it(tmp_path: Path) -> None:
+    """The owner revokes a teammate at any moment of their stream's opening (after the daemon let it in, before it
+    listened, …): the stream ends, and nothing said of them after the revocation reaches it."""
+    from desktop.core.events import Revoked, RuntimeNews
+
+    async with live_daemon(tmp_path / "home") as (daemon, _, client):
+        owner = daemon.principals.authenticate((tmp_path / "home" / "owner.token").read_text().strip())
+        assert owner is not None
+        for steps in range(16):  # loop steps from asking for the stream to the revocation
+            name = f"p{steps}"
+            token = (await client.post("/api/people", json={"name": name})).json()["token"]
+            said: list[str] = []
+
+            async def follow(token: str = token, said: list[str] = said) -> None:
+                headers = {"Authorization": f"Bearer {token}"}
+                async with client.stream("GET", "/api/events", headers=headers) as stream:
+                    said.extend([line async for line in stream.aiter_lines() if line.startswith("data")])
+
+            following = asyncio.create_task(follow())
+            for _ in range(steps):
+                await asyncio.sleep(0)
+            daemon.principals.revoke(name, owner)
+            daemon.events.publish(Revoked(name))  # as POST /api/people/{name}/revoke does
+            daemon.events.publish(RuntimeNews("R20990101-01", "text", "after the revocation", None, name))
+            try:
+                await asyncio.wait_for(following, 5)
+            except TimeoutError:
+                raise AssertionError(f"{steps} steps: the stream stayed open after the revocation") from None
+            assert not any("after the revocation" in line for line in said), (steps, said)

@@ -119,7 +119,7 @@ def test_only_a_turns_token_reaches_the_mcp_server(daemon: DaemonProcess) -> Non
     headers = {"Accept": "application/json, text/event-stream"}
     for token in (daemon.token, sarah):
         refused = daemon.post("/mcp", listing, token=token, headers=headers)
-        assert refused.status_code == 403 and "agent sessions" in refused.json()["error"], refused.text
+        assert refused.status_code == 403 and "agents in their turn" in refused.json()["error"], refused.text
     assert daemon.post("/mcp", listing, headers=headers, token="x" * 43).status_code == 401
 
 
