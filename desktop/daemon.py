@@ -170,7 +170,8 @@ class Daemon:
         await self._keep_awake_while_working()
         # What the start made (the web framework's and pydantic's objects, in the tray Qt's too) lives as long as the
         # daemon, and every full collection walked it all again with the loop held: 19 ms in `cox daemon`, 30-37 ms
-        # in the tray (the console stalled). After one collection it is set aside; a collection walks what came after.
+        # in the tray (the console stalled). After one collection it is set aside; a collection walks what came after,
+        # until `stop` gives it back (a daemon stopped in a process that goes on, as in the tests, is then collected).
         gc.collect()
         gc.freeze()
 
@@ -240,6 +241,7 @@ class Daemon:
             self.home.daemon_json.unlink()
         self.store.close()
         self._lock.release()
+        gc.unfreeze()
 
     # --- sleep and wake -----------------------------------------------------------------------------------
 

@@ -194,3 +194,14 @@ def test_the_runner_and_the_mcp_relay_use_only_the_standard_library() -> None:
     for path in (PACKAGE / "tasks" / "runner.py", PACKAGE / "mcp" / "relay.py"):
         outside = [n for n in imports(path) if n.split(".")[0] not in sys.stdlib_module_names]
         assert not outside, f"{path.name} imports {outside}"
+
+
+def test_a_feature_folders_init_imports_nothing_and_its_modules_sit_in_it() -> None:
+    """Importing any module of a feature folder runs its __init__, so that imports nothing (it would reach every layer
+    the folder spans, unchecked); and what FEATURES does not place is not hidden in a subfolder."""
+    for feature in FEATURES:
+        folder = PACKAGE / feature
+        assert imports(folder / "__init__.py") == set(), f"desktop/{feature}/__init__.py imports"
+        if feature not in MAY_IMPORT:
+            nested = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.py") if p.parent != folder)
+            assert nested == [], f"desktop/{feature}: {nested} sit in no layer"
