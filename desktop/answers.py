@@ -8,7 +8,7 @@ into an answer (a session's view, a connector's listing) never sends more than t
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 
 class Shape(BaseModel):
@@ -49,7 +49,8 @@ class Request(Shape):
     prompt: str
     retry_of: str | None
     references: list[str]
-    conversation_ref: str | None
+    # a daemon older than schema 10 (still running after an upgrade of `cox`) says `session_ref`
+    conversation_ref: str | None = Field(None, validation_alias=AliasChoices("conversation_ref", "session_ref"))
     progress: float | None
     result: str | None
     exit_code: int | None
